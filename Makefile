@@ -1,0 +1,79 @@
+# Makefile -- libautograph: build, test, bench, install.
+#
+#   make              build build/libautograph.so (installs missing Debian packages first)
+#   make test         the one test command: unit, simulator and bats suites; GPU suite on a GPU
+#   make bench        benchmarks on a GPU machine (tables on stdout)
+#   make carry        fill .carry/ with what the GPU machine lacks (uthash.h, bats)
+#   make install PREFIX=/usr/local
+#
+# Sub-makefiles under tests/ add their own targets; they see the variables below.
+
+PREFIX    ?= /usr/local
+BUILD     := build
+CARRY     := .carry
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CC        ?= cc
+PYTHON    ?= python3
+
+CARRY_INC := $(if $(wildcard $(CARRY)/include/uthash.h),-I$(CARRY)/include)
+CPPFLAGS  += -Iinclude -I$(BUILD)/gen -I$(CUDA_HOME)/include $(CARRY_INC) -D_GNU_SOURCE
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -Wall -Wextra -fPIC
+LDLIBS_SHIM := -ldl -lpthread
+
+SHIM_LIB  := $(BUILD)/libautograph.so
+SHIM_SRCS := $(sort $(wildcard shim/*.c))
+SHIM_ASMS := $(sort $(wildcard shim/*.S))
+SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/%.o) $(SHIM_ASMS:%.S=$(BUILD)/%.o)
+GEN_SIGS  := $(BUILD)/gen/entry_signatures.h
+DEPS_OK   := $(BUILD)/.deps-ok
+
+.PHONY: all deps test bench carry install uninstall clean
+all: $(SHIM_LIB)
+
+# One setup step: installs missing Debian packages (uthash-dev, bats) or says how.
+deps: $(DEPS_OK)
+$(DEPS_OK): scripts/setup-deps.sh
+	@mkdir -p $(BUILD)
+	@scripts/setup-deps.sh
+	@touch $@
+
+$(GEN_SIGS): shim/entry_points.def scripts/gen_signatures.py | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_signatures.py $(CC) -E -I$(CUDA_HOME)/include -- $< $@
+
+$(BUILD)/shim/%.o: shim/%.c $(GEN_SIGS) $(wildcard shim/*.h) shim/entry_points.def
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/shim/%.o: shim/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+$(SHIM_LIB): $(SHIM_OBJS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libautograph.so -o $@ $^ $(LDLIBS_SHIM)
+
+# Test orchestration: tests/run.sh runs every suite and prints one closing line.
+test: all
+	@tests/run.sh
+
+carry:
+	@scripts/make-carry.sh $(CARRY)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(SHIM_LIB) $(DESTDIR)$(PREFIX)/lib/libautograph.so
+	install -m 0644 include/autograph.h $(DESTDIR)$(PREFIX)/include/autograph.h
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libautograph.so $(DESTDIR)$(PREFIX)/include/autograph.h
+
+clean:
+	rm -rf $(BUILD)
+
+# Suites and benchmarks bring their own rules.
+-include tests/unit/unit.mk
+-include tests/sim/sim.mk
+-include tests/gpu/gpu.mk
+-include tests/bench/bench.mk
