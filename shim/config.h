@@ -1,0 +1,27 @@
+/* config.h -- the AUTOGRAPH_* environment switches, parsed once.
+ *
+ * README.md holds the table of switches; config.c is the only place that reads
+ * them.  A malformed value gives one line on stderr and the safe default.
+ */
+#ifndef AG_CONFIG_H
+#define AG_CONFIG_H
+
+#include "log.h"
+
+enum ag_mode { AG_MODE_OFF };
+
+struct ag_config {
+    enum ag_mode mode;              /* AUTOGRAPH */
+    int summary_stderr;             /* AUTOGRAPH_SUMMARY */
+    const char *summary_file;       /* AUTOGRAPH_SUMMARY_FILE (NULL: none) */
+    enum ag_log_level log_level;    /* AUTOGRAPH_LOG */
+};
+
+/* The parsed configuration; parses the environment on first use. */
+const struct ag_config *ag_config(void);
+
+/* Parses from a getenv-like function (unit tests); messages go to stderr. */
+void ag_config_parse(struct ag_config *out, const char *(*get)(const char *name),
+                     char **environment);
+
+#endif

@@ -1,0 +1,13 @@
+/* log.h -- one-line diagnostics on stderr, filtered by AUTOGRAPH_LOG. */
+#ifndef AG_LOG_H
+#define AG_LOG_H
+
+enum ag_log_level { AG_LOG_ERROR, AG_LOG_WARN, AG_LOG_INFO, AG_LOG_DEBUG };
+
+/* Writes "libautograph: <message>\n" with one write(2), if `level` is enabled. */
+void ag_log(enum ag_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+int ag_log_enabled(enum ag_log_level level);
+
+#endif

@@ -1,0 +1,80 @@
+/* test_config.c -- AUTOGRAPH_* parsing: accepted words, safe defaults, complaints. */
+#include "check.h"
+#include "../../shim/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *fake_env[16][2];
+
+static const char *fake_get(const char *name)
+{
+    for (int i = 0; fake_env[i][0]; i++)
+        if (strcmp(fake_env[i][0], name) == 0)
+            return fake_env[i][1];
+    return NULL;
+}
+
+static void set_env(const char *a, const char *av, const char *b, const char *bv)
+{
+    memset(fake_env, 0, sizeof fake_env);
+    fake_env[0][0] = a; fake_env[0][1] = av;
+    fake_env[1][0] = b; fake_env[1][1] = bv;
+}
+
+/* Parses with stderr captured into `err`. */
+static void parse(struct ag_config *cfg, char **environment, char *err, size_t size)
+{
+    int pipefd[2], saved = dup(STDERR_FILENO);
+    ssize_t n;
+    if (pipe(pipefd) != 0)
+        abort();
+    dup2(pipefd[1], STDERR_FILENO);
+    ag_config_parse(cfg, fake_get, environment);
+    dup2(saved, STDERR_FILENO);
+    close(pipefd[1]);
+    n = read(pipefd[0], err, size - 1);
+    err[n > 0 ? n : 0] = '\0';
+    close(pipefd[0]);
+    close(saved);
+}
+
+int main(void)
+{
+    struct ag_config cfg;
+    char err[2048];
+    char *no_env[] = { NULL };
+    char *odd_env[] = { "AUTOGRAPH_SUMARY=1", "PATH=/bin", "AUTOGRAPH_LOG=info", NULL };
+
+    set_env(NULL, NULL, NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.mode == AG_MODE_OFF && cfg.summary_stderr == 0);
+    CHECK(cfg.summary_file == NULL && cfg.log_level == AG_LOG_WARN);
+    CHECK(err[0] == '\0');
+
+    set_env("AUTOGRAPH_SUMMARY", "YES", "AUTOGRAPH_LOG", "debug");
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.summary_stderr == 1 && cfg.log_level == AG_LOG_DEBUG && err[0] == '\0');
+
+    set_env("AUTOGRAPH_SUMMARY", "maybe", "AUTOGRAPH_LOG", "loud");
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.summary_stderr == 0 && cfg.log_level == AG_LOG_WARN);
+    CHECK(strstr(err, "AUTOGRAPH_SUMMARY=\"maybe\" is not valid (accepted: 0, off, no, "
+                      "false, 1, on, yes, true); using \"0\"\n") != NULL);
+    CHECK(strstr(err, "AUTOGRAPH_LOG=\"loud\" is not valid (accepted: error, warn, "
+                      "info, debug); using \"warn\"\n") != NULL);
+
+    set_env("AUTOGRAPH", "graphs-please", "AUTOGRAPH_SUMMARY_FILE", "/tmp/s.%p");
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.mode == AG_MODE_OFF && strcmp(cfg.summary_file, "/tmp/s.%p") == 0);
+    CHECK(strstr(err, "AUTOGRAPH=\"graphs-please\" is not valid (accepted: off)") != NULL);
+
+    set_env("AUTOGRAPH_SUMMARY_FILE", "", NULL, NULL);
+    parse(&cfg, odd_env, err, sizeof err);
+    CHECK(cfg.summary_file == NULL);
+    CHECK(strstr(err, "unknown variable AUTOGRAPH_SUMARY (known:") != NULL);
+    CHECK(strstr(err, "AUTOGRAPH_LOG (known") == NULL);
+
+    return check_finish("test_config");
+}
