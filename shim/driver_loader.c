@@ -25,6 +25,7 @@ struct addr_entry { uintptr_t addr; int id; };
 
 static struct addr_entry addr_map[AG_EP_COUNT];
 static int addr_map_len;
+static struct addr_entry wrapper_map[AG_EP_COUNT];  /* our own wrappers, sorted */
 static int driver_state;            /* 0: not tried, 1: ready, -1: libcuda.so.1 failed */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int driver_used;          /* this process has touched the driver */
@@ -50,6 +51,11 @@ static void resolve_all(void *handle)
     }
     qsort(addr_map, (size_t)n, sizeof addr_map[0], compare_addr);
     addr_map_len = n;
+    for (int id = 0; id < AG_EP_COUNT; id++) {
+        wrapper_map[id].addr = (uintptr_t)ag_wrapper[id];
+        wrapper_map[id].id = id;
+    }
+    qsort(wrapper_map, AG_EP_COUNT, sizeof wrapper_map[0], compare_addr);
     /* Publish the real pointers last: a reader that sees one sees the map too. */
     for (int i = 0; i < n; i++)
         __atomic_store_n(&ag_real[addr_map[i].id], (void *)addr_map[i].addr,
@@ -116,14 +122,14 @@ int ag_driver_missing(int id)
     return driver_state == 1 ? 500 : 34;
 }
 
-static int find_addr(uintptr_t addr)
+static int find_addr(const struct addr_entry *map, int len, uintptr_t addr)
 {
-    int lo = 0, hi = addr_map_len - 1;
+    int lo = 0, hi = len - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        if (addr_map[mid].addr == addr)
-            return addr_map[mid].id;
-        if (addr_map[mid].addr < addr)
+        if (map[mid].addr == addr)
+            return map[mid].id;
+        if (map[mid].addr < addr)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -136,7 +142,9 @@ void *ag_driver_map(void *fn, const char *name, enum ag_door door)
     int id;
     if (fn == NULL || !ag_driver_ensure(fn))
         return fn;
-    id = find_addr((uintptr_t)fn);
+    id = find_addr(addr_map, addr_map_len, (uintptr_t)fn);
+    if (id < 0)   /* a driver that resolves through its GOT hands out our wrapper */
+        id = find_addr(wrapper_map, AG_EP_COUNT, (uintptr_t)fn);
     if (id >= 0) {
         ag_count_door(door);
         return ag_wrapper[id];
