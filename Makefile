@@ -74,6 +74,7 @@ clean:
 
 # Suites and benchmarks bring their own rules.
 -include tests/unit/unit.mk
+-include tests/progs/progs.mk
 -include tests/sim/sim.mk
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
