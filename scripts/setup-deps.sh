@@ -28,5 +28,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "setup-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq "${missing[@]}" >/dev/null
+if ! { apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+    echo "setup-deps: apt-get could not install ${missing[*]} (no package registry here?);" \
+         "run 'make carry' on a machine that has them and bring .carry/ along" >&2
+    exit 1
+fi
