@@ -49,7 +49,7 @@ void ag_summary_write(FILE *out, const char *prefix)
     unsigned long launches = 0;
     for (int id = 0; id < AG_EP_COUNT; id++)
         if (ag_entry_class[id] == AG_CLASS_LAUNCH)
-            launches += load(&ag_counters[id].succeeded);
+            launches += load(&ag_counters[id].calls) - load(&ag_counters[id].failed);
 
     fprintf(out, "%s# libautograph %s exit summary: pid %ld, mode off\n", prefix,
             AUTOGRAPH_VERSION_STRING, (long)getpid());
