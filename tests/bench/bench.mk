@@ -1,0 +1,36 @@
+# tests/bench/bench.mk -- benchmarks (included by the top Makefile).
+#
+#   make bench         passthrough cost per launch, with vs without the shim, in one run
+#                      (tests/bench/bench.sh; prints a markdown table; "skipped: no GPU"
+#                      and exit 0 on a machine without a GPU)
+#   make bench-progs   build the benchmark programs into $(BUILD)/bench/
+
+BENCH_DIR     := $(BUILD)/bench
+BENCH_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
+BENCH_NVFLAGS ?= -O2 $(BENCH_GENCODE)
+BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
+                 $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv
+
+.PHONY: bench bench-progs
+bench-progs: $(BENCH_PROGS)
+
+# bench.sh looks for a GPU first and only then builds (make all bench-progs) and runs.
+bench:
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/bench.sh
+
+$(BENCH_DIR)/probe: tests/gpu/probe.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -o $@ $< -ldl
+
+$(BENCH_DIR)/launch_bench_static: tests/bench/launch_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVFLAGS) -cudart=static -o $@ $<
+
+$(BENCH_DIR)/launch_bench_shared: tests/bench/launch_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
+
+$(BENCH_DIR)/launch_bench_drv: tests/bench/launch_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVFLAGS) -DAG_BENCH_DRV -cudart=static -o $@ $< \
+	    -L$(CUDA_HOME)/lib64/stubs -lcuda

@@ -1,0 +1,75 @@
+# tests/gpu/gpu.mk -- the GPU suite's programs (included by the top Makefile).
+#
+#   make gpu-progs     build every program of tests/gpu/gpu.bats into $(BUILD)/gpu/
+#
+# Building needs nvcc and the CUDA headers (no GPU): CI builds them, a GPU machine runs
+# them (tests/gpu/gpu.bats skips with "no GPU" elsewhere).
+#   probe              is there a usable GPU (dlopens libcuda; no CUDA link)
+#   rt_static          (a) tests/gpu/rt_prog.cu, nvcc default: static cudart, <<<>>>, door 4
+#   rt_shared          (b) the same with -cudart=shared
+#   drv_prog           (c) driver API, embedded fatbin, params/extra/ptsz/Ex/cooperative
+#   libcupti_count.so  the independent CUPTI kernel counter (CUDA_INJECTION64_PATH)
+# (d) and (e) are Python scripts run in place (tests/gpu/*.py).
+
+GPU_DIR      := $(BUILD)/gpu
+GPU_SRC      := tests/gpu
+# SASS for Hopper plus PTX that any newer GPU can JIT.
+GPU_GENCODE  ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
+GPU_NVFLAGS  ?= -O2 $(GPU_GENCODE) -Xcompiler -Wall
+CUPTI_LIBDIR ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
+                  $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so \
+                  $(CUDA_HOME)/lib64/libcupti.so \
+                  $(CUDA_HOME)/targets/x86_64-linux/lib/libcupti.so \
+                  $(CUDA_HOME)/targets/sbsa-linux/lib/libcupti.so) \
+                  $(CUDA_HOME)/lib64/libcupti.so)))
+GPU_CUDA_INC := -I$(CUDA_HOME)/include $(if $(wildcard $(CUDA_HOME)/extras/CUPTI/include),-I$(CUDA_HOME)/extras/CUPTI/include)
+GPU_CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE
+
+GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
+             $(GPU_DIR)/drv_prog $(GPU_DIR)/libcupti_count.so
+
+.PHONY: gpu-progs
+gpu-progs: $(GPU_PROGS)
+
+# The one test command builds the GPU programs wherever nvcc exists (running them
+# needs a GPU; gpu.bats skips without one).
+ifneq ($(wildcard $(NVCC)),)
+test: gpu-progs
+endif
+
+$(GPU_DIR)/probe: $(GPU_SRC)/probe.c
+	@mkdir -p $(@D)
+	$(CC) $(GPU_CFLAGS) -o $@ $< -ldl
+
+$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
+
+$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
+
+$(GPU_DIR)/drv_kernels.fatbin: $(GPU_SRC)/drv_kernels.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 $(GPU_GENCODE) -fatbin -o $@ $<
+
+$(GPU_DIR)/drv_blob.o: $(GPU_SRC)/drv_blob.S $(GPU_DIR)/drv_kernels.fatbin
+	$(CC) -c -Wa,-I$(GPU_DIR) -o $@ $<
+
+$(GPU_DIR)/drv_prog.o: $(GPU_SRC)/drv_prog.c $(GPU_SRC)/drv_common.h
+	@mkdir -p $(@D)
+	$(CC) $(GPU_CFLAGS) $(GPU_CUDA_INC) -c -o $@ $<
+
+$(GPU_DIR)/drv_ptsz.o: $(GPU_SRC)/drv_ptsz.c $(GPU_SRC)/drv_common.h
+	@mkdir -p $(@D)
+	$(CC) $(GPU_CFLAGS) $(GPU_CUDA_INC) -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1 -c -o $@ $<
+
+# Linked against the toolkit's stub libcuda (NEEDED libcuda.so.1; the driver's at run time).
+$(GPU_DIR)/drv_prog: $(GPU_DIR)/drv_prog.o $(GPU_DIR)/drv_ptsz.o $(GPU_DIR)/drv_blob.o
+	$(CC) -o $@ $^ -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl -lpthread
+
+# Independent of the shim: links CUPTI only.
+$(GPU_DIR)/libcupti_count.so: $(GPU_SRC)/cupti_count.c
+	@mkdir -p $(@D)
+	$(CC) $(GPU_CFLAGS) -fPIC -shared $(GPU_CUDA_INC) -o $@ $< \
+	    -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lpthread

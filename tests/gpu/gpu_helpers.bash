@@ -1,0 +1,168 @@
+# gpu_helpers.bash -- helpers for tests/gpu/gpu.bats (loaded with `load gpu_helpers`).
+#
+# Every run leaves its files in $BATS_TEST_TMPDIR/<tag>.{out,err}; the shim's exit
+# summaries in <tag>.sum.<pid> and the CUPTI counter's counts in <tag>.cupti.<pid>.
+
+# ag_cuda_home: where the toolkit is (for compute-sanitizer).
+ag_cuda_home() {
+    local nvcc
+    nvcc=$(command -v nvcc 2>/dev/null) || nvcc=/usr/local/cuda/bin/nvcc
+    echo "${CUDA_HOME:-${nvcc%/bin/nvcc}}"
+}
+
+# ag_gpu_reason: empty when a GPU is usable, else why not (one line).
+ag_gpu_reason() {
+    if ! command -v nvidia-smi >/dev/null 2>&1; then
+        echo "nvidia-smi not found"
+        return
+    fi
+    if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+        echo "nvidia-smi -L lists no GPU"
+        return
+    fi
+    local probe="$AG_TOP/build/gpu/probe" out
+    if [ ! -x "$probe" ]; then
+        probe="$BATS_FILE_TMPDIR/probe"
+        cc -o "$probe" "$AG_TOP/tests/gpu/probe.c" -ldl 2>/dev/null || {
+            echo "cannot build the probe"
+            return
+        }
+    fi
+    out=$("$probe" 2>&1) || echo "probe failed: $out"
+}
+
+# ag_sum KEY FILE... : the sum of the values of "KEY value" lines over the files
+# (KEY may contain spaces, e.g. "door unmapped").  Prints 0 for no file.
+ag_sum() {
+    local key=$1
+    shift
+    local f files=()
+    for f in "$@"; do [ -f "$f" ] && files+=("$f"); done
+    if [ ${#files[@]} -eq 0 ]; then
+        echo 0
+        return
+    fi
+    awk -v key="$key" '
+        { line = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", line) }
+        line == key { s += $NF }
+        END { printf "%d\n", s }' "${files[@]}"
+}
+
+# ag_plain TAG CMD... : run CMD without the shim (and without CUPTI).
+ag_plain() {
+    local tag=$1
+    shift
+    env -u LD_PRELOAD -u CUDA_INJECTION64_PATH "$@" \
+        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# ag_cupti_only TAG CMD... : run CMD with the CUPTI counter, without the shim.
+ag_cupti_only() {
+    local tag=$1
+    shift
+    env -u LD_PRELOAD CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so" \
+        AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p" "$@" \
+        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# ag_shim_cupti TAG CMD... : run CMD with the shim and the CUPTI counter.
+ag_shim_cupti() {
+    local tag=$1
+    shift
+    env LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p" \
+        CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so" \
+        AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p" "$@" \
+        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# ag_shim TAG CMD... : run CMD with the shim only.
+ag_shim() {
+    local tag=$1
+    shift
+    env -u CUDA_INJECTION64_PATH LD_PRELOAD="$AG_SHIM" \
+        AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p" "$@" \
+        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# ag_show TAG : the stderr of a run, indented, on the TAP log (for failures).
+ag_show() {
+    local f="$BATS_TEST_TMPDIR/$1.err"
+    [ -f "$f" ] && sed 's/^/    /' "$f" | tail -n 30
+}
+
+ag_log() { echo "# $*" >&3; }
+
+# ag_expected TAG : the program's own "expected_launches N" (stderr), or empty.
+ag_expected() {
+    awk '$1 == "expected_launches" { print $2 }' "$BATS_TEST_TMPDIR/$1.err" | tail -n 1
+}
+
+# ag_counts TAG : sets N_SHIM, N_CUPTI, N_UNMAPPED, N_DROPPED, N_SUMFILES from TAG's files.
+ag_counts() {
+    local t="$BATS_TEST_TMPDIR/$1"
+    N_SHIM=$(ag_sum kernel_launches "$t".sum.*)
+    N_UNMAPPED=$(ag_sum "door unmapped" "$t".sum.*)
+    N_CUPTI=$(ag_sum kernels "$t".cupti.*)
+    N_DROPPED=$(ag_sum dropped "$t".cupti.*)
+    N_SUMFILES=$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name "$1.sum.*" | wc -l)
+}
+
+# ag_doors TAG : the shim's door counts and launch-call counts, summed over files.
+ag_doors() {
+    cat "$BATS_TEST_TMPDIR/$1".sum.* 2>/dev/null |
+        awk 'NF == 3 && ($1 == "door" || ($1 == "call" && $2 ~ /Launch|GraphLaunch/)) {
+                 s[$1 ":" $2] += $3 }
+             END { for (k in s) print k "=" s[k] }' | sort | paste -sd ' ' -
+}
+
+# ag_check_pair NAME A_TAG B_TAG : the common assertions of "(x) with vs without the
+# shim": both ran, outputs identical byte for byte, N_shim == N_cupti, no escapes.
+ag_check_pair() {
+    local name=$1 a=$2 b=$3 dir=$BATS_TEST_TMPDIR
+    ag_counts "$b"
+    ag_log "$name: output sha256 without shim $(sha256sum <"$dir/$a.out" | cut -c1-16)," \
+        "with shim $(sha256sum <"$dir/$b.out" | cut -c1-16) ($(wc -c <"$dir/$b.out") bytes)"
+    ag_log "$name: N_shim=$N_SHIM N_cupti=$N_CUPTI (cupti dropped $N_DROPPED)" \
+        "door_unmapped=$N_UNMAPPED summary_files=$N_SUMFILES"
+    ag_log "$name: $(ag_doors "$b")"
+    if ! cmp -s "$dir/$a.out" "$dir/$b.out"; then
+        echo "$name: outputs differ with the shim" >&2
+        return 1
+    fi
+    if [ "$N_SUMFILES" -lt 1 ]; then
+        echo "$name: the shim wrote no summary file" >&2
+        return 1
+    fi
+    if [ "$N_CUPTI" -le 0 ]; then
+        echo "$name: the CUPTI counter saw no kernel" >&2
+        return 1
+    fi
+    if [ "$N_DROPPED" -ne 0 ]; then
+        echo "$name: CUPTI dropped $N_DROPPED records: the reference count is not exact" >&2
+        return 1
+    fi
+    if [ "$N_SHIM" -ne "$N_CUPTI" ]; then
+        echo "$name: N_shim=$N_SHIM != N_cupti=$N_CUPTI" \
+            "($((N_CUPTI - N_SHIM)) launches the shim did not count)" >&2
+        return 1
+    fi
+    if [ "$N_UNMAPPED" -ne 0 ]; then
+        echo "$name: door unmapped=$N_UNMAPPED (a wrapped name escaped the shim)" >&2
+        return 1
+    fi
+}
+
+# ag_check_calls TAG : every "expected_call SYMBOL N" the program printed on stderr
+# matches the shim's "call SYMBOL" count (summed over summary files).
+ag_check_calls() {
+    local t="$BATS_TEST_TMPDIR/$1" sym want got bad=0
+    while read -r _ sym want; do
+        got=$(ag_sum "call $sym" "$t".sum.*)
+        ag_log "$1: call $sym: shim $got, program $want"
+        if [ "$got" -ne "$want" ]; then
+            echo "$1: call $sym counted $got, the program made $want" >&2
+            bad=1
+        fi
+    done < <(awk '$1 == "expected_call"' "$t.err")
+    return $bad
+}
