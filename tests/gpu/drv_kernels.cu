@@ -2,16 +2,13 @@
 // build/gpu/drv_kernels.fatbin, which drv_blob.S embeds in the program; drv_prog loads
 // it with cuModuleLoadData and cuLibraryLoadData.  extern "C": unmangled names.
 
+#include "fill_hash.cuh"
+
 extern "C" __global__ void ag_fill(float *x, int n, unsigned seed)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 13;
-        h *= 0x5bd1e995u;
-        h ^= h >> 15;
-        x[i] = (float)(h & 0xffffff) / 16777216.0f - 0.5f;
-    }
+    if (i < n)
+        x[i] = ag_fill_value(i, seed);
 }
 
 extern "C" __global__ void ag_axpy(float *y, const float *x, float a, int n)

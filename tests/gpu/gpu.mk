@@ -41,15 +41,15 @@ $(GPU_DIR)/probe: $(GPU_SRC)/probe.c
 	@mkdir -p $(@D)
 	$(CC) $(GPU_CFLAGS) -o $@ $< -ldl
 
-$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu
+$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
 
-$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu
+$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 
-$(GPU_DIR)/drv_kernels.fatbin: $(GPU_SRC)/drv_kernels.cu
+$(GPU_DIR)/drv_kernels.fatbin: $(GPU_SRC)/drv_kernels.cu $(GPU_SRC)/fill_hash.cuh
 	@mkdir -p $(@D)
 	$(NVCC) -O2 $(GPU_GENCODE) -fatbin -o $@ $<
 

@@ -48,41 +48,24 @@ ag_sum() {
         END { printf "%d\n", s }' "${files[@]}"
 }
 
-# ag_plain TAG CMD... : run CMD without the shim (and without CUPTI).
-ag_plain() {
-    local tag=$1
-    shift
-    env -u LD_PRELOAD -u CUDA_INJECTION64_PATH "$@" \
-        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+# ag_run TAG SHIM CUPTI CMD... : run CMD with stdout/stderr in $BATS_TEST_TMPDIR/TAG.*;
+# SHIM=1 preloads the shim (summary in TAG.sum.<pid>), CUPTI=1 injects the CUPTI
+# counter (count in TAG.cupti.<pid>).  Neither leaks in from the caller's environment.
+ag_run() {
+    local tag=$1 shim=$2 cupti=$3
+    shift 3
+    local cmd=(env -u LD_PRELOAD -u CUDA_INJECTION64_PATH)
+    [ "$shim" = 1 ] && cmd+=(LD_PRELOAD="$AG_SHIM"
+                             AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p")
+    [ "$cupti" = 1 ] && cmd+=(CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so"
+                              AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p")
+    "${cmd[@]}" "$@" >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
 }
 
-# ag_cupti_only TAG CMD... : run CMD with the CUPTI counter, without the shim.
-ag_cupti_only() {
-    local tag=$1
-    shift
-    env -u LD_PRELOAD CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so" \
-        AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p" "$@" \
-        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
-}
-
-# ag_shim_cupti TAG CMD... : run CMD with the shim and the CUPTI counter.
-ag_shim_cupti() {
-    local tag=$1
-    shift
-    env LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p" \
-        CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so" \
-        AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p" "$@" \
-        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
-}
-
-# ag_shim TAG CMD... : run CMD with the shim only.
-ag_shim() {
-    local tag=$1
-    shift
-    env -u CUDA_INJECTION64_PATH LD_PRELOAD="$AG_SHIM" \
-        AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p" "$@" \
-        >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
-}
+ag_plain()      { ag_run "$1" 0 0 "${@:2}"; }   # neither shim nor CUPTI
+ag_cupti_only() { ag_run "$1" 0 1 "${@:2}"; }   # CUPTI counter, no shim
+ag_shim_cupti() { ag_run "$1" 1 1 "${@:2}"; }   # shim and CUPTI counter
+ag_shim()       { ag_run "$1" 1 0 "${@:2}"; }   # shim only
 
 # ag_show TAG : the stderr of a run, indented, on the TAP log (for failures).
 ag_show() {

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fill_hash.cuh"
+
 #define N (1 << 18)
 
 #define CK(x)                                                                          \
@@ -40,13 +42,8 @@
 __global__ void k_init(float *x, int n, unsigned seed)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 13;
-        h *= 0x5bd1e995u;
-        h ^= h >> 15;
-        x[i] = (float)(h & 0xffffff) / 16777216.0f - 0.5f;
-    }
+    if (i < n)
+        x[i] = ag_fill_value(i, seed);
 }
 
 __global__ void k_axpy(float *y, const float *x, float a, int n)
