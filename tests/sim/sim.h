@@ -1,0 +1,54 @@
+/* sim.h -- public interface of the CPU driver simulator for test programs.
+ *
+ * build/sim/libcuda.so.1 stands in for the CUDA driver in CI (no GPU).  Device
+ * memory is host memory; kernels are CPU functions that a test program
+ * registers by name before loading a module (any module image exposes every
+ * registered kernel).  Programs linked with -lcuda call sim_register_kernel
+ * directly; programs that dlopen("libcuda.so.1") look it up with
+ * dlsym(handle, SIM_REGISTER_KERNEL_SYMBOL).
+ *
+ * Environment:
+ *   SIM_LOG=path          append one deterministic line per executed operation,
+ *                         and a checksum line per live allocation at exit
+ *   SIM_LOG_GRAPH=plain   (default) ops run by a graph are logged like eager ones
+ *   SIM_LOG_GRAPH=marked  ... prefixed with "g:" (plus a g:graph_launch line)
+ *   SIM_LOG_SKIP=a,b      leave out line classes (leading letters of the first
+ *                         word): kernel memcpy memset host callback event graph
+ *                         checksum
+ *   SIM_FAIL=sym:k[:code],...  call #k (1-based) of export sym returns code
+ *                         (default CUDA_ERROR_UNKNOWN) without doing anything
+ *   SIM_TRACE=1           print each driver call (export name) to stderr
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sim_dim3 { unsigned int x, y, z; } sim_dim3;
+
+/* A kernel: runs the whole grid; params[i] points at the value of parameter i. */
+typedef void (*sim_kernel_fn)(sim_dim3 grid, sim_dim3 block, void **params);
+
+/* Registers (or re-registers) a kernel.  Parameter i has param_sizes[i] bytes and
+ * is laid out like CUDA does (aligned to min(8, largest power of two dividing its
+ * size), or to param_aligns[i]).  Returns 0, or -1 on invalid arguments. */
+int sim_register_kernel(const char *name, sim_kernel_fn fn, int nparams,
+                        const size_t *param_sizes);
+int sim_register_kernel_aligned(const char *name, sim_kernel_fn fn, int nparams,
+                                const size_t *param_sizes, const size_t *param_aligns);
+
+typedef int (*sim_register_kernel_t)(const char *name, sim_kernel_fn fn, int nparams,
+                                     const size_t *param_sizes);
+#define SIM_REGISTER_KERNEL_SYMBOL "sim_register_kernel"
+
+/* Total threads of a launch along x (the usual 1-D kernel loop bound). */
+#define SIM_THREADS_X(grid, block) ((size_t)(grid).x * (size_t)(block).x)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SIM_H */
