@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# config.bats -- the AUTOGRAPH_* switches on a real process (the door_linked program on
+# the CPU simulator): every malformed value or unknown name gives exactly one line on
+# stderr naming the variable, the value and what is accepted, the safe default is
+# used, and the program's own output and log are unchanged.
+
+setup() {
+    cd "$BATS_TEST_DIRNAME/../.."
+    [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
+    [ -f build/libautograph.so ] || skip "shim not built (make)"
+    tmp="$BATS_TEST_TMPDIR"
+    LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/plain.log" build/sim/progs/door_linked \
+        >"$tmp/plain.out"
+}
+
+# with_shim VAR=VALUE... : door_linked under the shim; stderr in $tmp/err.
+with_shim() {
+    rm -f "$tmp/shim.log"     # the simulator appends to SIM_LOG
+    env LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/shim.log" \
+        LD_PRELOAD="$PWD/build/libautograph.so" "$@" build/sim/progs/door_linked \
+        >"$tmp/shim.out" 2>"$tmp/err"
+    echo "stderr:"; cat "$tmp/err"
+    cmp "$tmp/plain.out" "$tmp/shim.out"
+    cmp "$tmp/plain.log" "$tmp/shim.log"
+}
+
+@test "config: valid switches print nothing" {
+    with_shim AUTOGRAPH=off AUTOGRAPH_LOG=info AUTOGRAPH_SUMMARY=no
+    [ ! -s "$tmp/err" ]
+}
+
+@test "config: malformed AUTOGRAPH gives one line and passthrough" {
+    with_shim AUTOGRAPH=turbo
+    [ "$(wc -l <"$tmp/err")" -eq 1 ]
+    grep -qx 'libautograph: AUTOGRAPH="turbo" is not valid (accepted: off); using "off"' "$tmp/err"
+}
+
+@test "config: malformed AUTOGRAPH_SUMMARY gives one line and no summary" {
+    with_shim AUTOGRAPH_SUMMARY=2
+    [ "$(wc -l <"$tmp/err")" -eq 1 ]
+    grep -q '^libautograph: AUTOGRAPH_SUMMARY="2" is not valid (accepted: 0, off, no, false, 1, on, yes, true); using "0"$' "$tmp/err"
+}
+
+@test "config: malformed AUTOGRAPH_LOG gives one line and warn level" {
+    with_shim AUTOGRAPH_LOG=verbose
+    [ "$(wc -l <"$tmp/err")" -eq 1 ]
+    grep -qx 'libautograph: AUTOGRAPH_LOG="verbose" is not valid (accepted: error, warn, info, debug); using "warn"' "$tmp/err"
+}
+
+@test "config: an unknown AUTOGRAPH_* name gives one line" {
+    with_shim AUTOGRAPH_SUMMRY=1
+    [ "$(wc -l <"$tmp/err")" -eq 1 ]
+    grep -q '^libautograph: unknown variable AUTOGRAPH_SUMMRY (known: ' "$tmp/err"
+}
+
+@test "config: AUTOGRAPH_SUMMARY=1 writes the summary on stderr, prefixed" {
+    with_shim AUTOGRAPH_SUMMARY=1
+    grep -q '^libautograph: # libautograph .* exit summary: pid [0-9]*, mode off$' "$tmp/err"
+    grep -q '^libautograph: kernel_launches [1-9]' "$tmp/err"
+    grep -qx 'libautograph: door unmapped 0' "$tmp/err"
+}
+
+@test "config: AUTOGRAPH_SUMMARY_FILE expands %p; an unwritable path falls back to stderr" {
+    with_shim AUTOGRAPH_SUMMARY_FILE="$tmp/sum.%p"
+    ls "$tmp"/sum.[0-9]*
+    grep -q '^kernel_launches [1-9]' "$tmp"/sum.[0-9]*
+    with_shim AUTOGRAPH_SUMMARY_FILE=/nonexistent/dir/summary
+    grep -q '^libautograph: AUTOGRAPH_SUMMARY_FILE: cannot write /nonexistent/dir/summary' "$tmp/err"
+    grep -q '^libautograph: kernel_launches [1-9]' "$tmp/err"
+}
