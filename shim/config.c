@@ -79,16 +79,18 @@ static int is_known_name(const char *name, size_t len)
 
 static void check_unknown_names(char **environment)
 {
-    char line[512];
+    char known[256], line[512];
+    size_t used = 0;
+    for (const char *const *k = known_names; *k && used < sizeof known; k++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                 k == known_names ? "" : ", ", *k);
     for (char **e = environment; e && *e; e++) {
         const char *eq = strchr(*e, '=');
         size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
         if (strncmp(*e, "AUTOGRAPH_", 10) != 0 || is_known_name(*e, len))
             continue;
-        snprintf(line, sizeof line,
-                 "libautograph: unknown variable %.*s (known: AUTOGRAPH, "
-                 "AUTOGRAPH_SUMMARY, AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_LOG); ignored\n",
-                 (int)(len > 200 ? 200 : len), *e);
+        snprintf(line, sizeof line, "libautograph: unknown variable %.*s (known: %s); ignored\n",
+                 (int)(len > 200 ? 200 : len), *e, known);
         complain(line);
     }
 }

@@ -91,6 +91,13 @@ int ag_driver_used(void)
     return __atomic_load_n(&driver_used, __ATOMIC_RELAXED);
 }
 
+/* Loading is tried again only where it could now succeed: once ready, never;
+ * after libcuda.so.1 failed to open, only for a hint into a loaded object. */
+static int worth_loading(int state, const void *hint)
+{
+    return state == 0 || (state == -1 && hint != NULL);
+}
+
 int ag_driver_ensure(const void *hint)
 {
     int state = __atomic_load_n(&driver_state, __ATOMIC_ACQUIRE);
@@ -98,11 +105,11 @@ int ag_driver_ensure(const void *hint)
         return 1;
     if (!__atomic_exchange_n(&driver_used, 1, __ATOMIC_RELAXED))
         (void)ag_config();      /* bad AUTOGRAPH_* values are reported now, once */
-    if (loading || (state == -1 && hint == NULL))
+    if (loading || !worth_loading(state, hint))
         return 0;
     pthread_mutex_lock(&load_lock);
     loading = 1;
-    if (driver_state != 1 && !(driver_state == -1 && hint == NULL))
+    if (worth_loading(driver_state, hint))
         load_locked(hint);
     state = driver_state;
     loading = 0;
