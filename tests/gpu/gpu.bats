@@ -76,27 +76,15 @@ need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUD
 # --- (a)-(c): compiled programs -----------------------------------------------
 
 @test "gpu (a): static cudart <<<>>> + cudaGetDriverEntryPoint: same bytes, N_shim == N_cupti" {
-    ag_plain a "$AG_BIN/rt_static" || { ag_show a; false; }
-    ag_shim_cupti b "$AG_BIN/rt_static" || { ag_show b; false; }
-    ag_check_pair rt_static a b
-    [ "$N_SHIM" -eq "$(ag_expected b)" ]
-    ag_check_calls b
+    ag_compiled_program rt_static
 }
 
 @test "gpu (b): shared cudart (-cudart=shared): same bytes, N_shim == N_cupti" {
-    ag_plain a "$AG_BIN/rt_shared" || { ag_show a; false; }
-    ag_shim_cupti b "$AG_BIN/rt_shared" || { ag_show b; false; }
-    ag_check_pair rt_shared a b
-    [ "$N_SHIM" -eq "$(ag_expected b)" ]
-    ag_check_calls b
+    ag_compiled_program rt_shared
 }
 
 @test "gpu (c): driver API, embedded fatbin, params/extra/ptsz: same bytes, N_shim == N_cupti" {
-    ag_plain a "$AG_BIN/drv_prog" || { ag_show a; false; }
-    ag_shim_cupti b "$AG_BIN/drv_prog" || { ag_show b; false; }
-    ag_check_pair drv_prog a b
-    [ "$N_SHIM" -eq "$(ag_expected b)" ]
-    ag_check_calls b
+    ag_compiled_program drv_prog
 }
 
 # --- (d), (e): Python -----------------------------------------------------------

@@ -135,6 +135,17 @@ ag_check_pair() {
     fi
 }
 
+# ag_compiled_program NAME : the common test of programs (a)-(c): build/gpu/NAME runs
+# without the shim and with shim + CUPTI; same bytes, N_shim == N_cupti == the
+# program's own count, and every per-symbol count it printed matches the shim's.
+ag_compiled_program() {
+    ag_plain a "$AG_BIN/$1" || { ag_show a; false; }
+    ag_shim_cupti b "$AG_BIN/$1" || { ag_show b; false; }
+    ag_check_pair "$1" a b
+    [ "$N_SHIM" -eq "$(ag_expected b)" ]
+    ag_check_calls b
+}
+
 # ag_check_calls TAG : every "expected_call SYMBOL N" the program printed on stderr
 # matches the shim's "call SYMBOL" count (summed over summary files).
 ag_check_calls() {
