@@ -8,6 +8,7 @@ cuMemAlloc_v2, cuLaunchKernel_ptsz, ...), and writes for each table entry
 
     #define AG_PARAMS_<sym> (<parameter list>)
     #define AG_ARGS_<sym>   (<argument names>)
+    #define AG_ARG0_<sym>   <first argument name, or 0>
 
 so that intercept_wrappers.c can define and forward every wrapper from one
 X-macro.  It fails loudly when a table entry has no prototype in cuda.h.
@@ -95,6 +96,7 @@ def main():
             names = [param_name(p, sym) for p in split_params(params)]
         lines.append(f"#define AG_PARAMS_{sym} ({params})")
         lines.append(f"#define AG_ARGS_{sym} ({', '.join(names)})")
+        lines.append(f"#define AG_ARG0_{sym} {names[0] if names else '0'}")
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
 

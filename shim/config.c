@@ -7,7 +7,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,9 @@ extern char **environ;
 
 struct word { const char *word; int value; };
 
-static const struct word mode_words[] = { { "off", AG_MODE_OFF }, { NULL, 0 } };
+static const struct word mode_words[] = {
+    { "on", AG_MODE_ON }, { "off", AG_MODE_OFF }, { NULL, 0 },
+};
 static const struct word bool_words[] = {
     { "0", 0 }, { "off", 0 }, { "no", 0 }, { "false", 0 },
     { "1", 1 }, { "on", 1 }, { "yes", 1 }, { "true", 1 }, { NULL, 0 },
@@ -28,8 +32,22 @@ static const struct word log_words[] = {
     { "debug", AG_LOG_DEBUG }, { NULL, 0 },
 };
 
+/* The engine's integer switches: name, default, accepted range. */
+struct int_switch { const char *name; int fallback, min, max; size_t offset; };
+static const struct int_switch int_switches[] = {
+    { "AUTOGRAPH_WARMUP",     2,   1, 1000,    offsetof(struct ag_config, warmup) },
+    { "AUTOGRAPH_MIN_OPS",    4,   1, 1 << 20, offsetof(struct ag_config, min_ops) },
+    { "AUTOGRAPH_CHUNK",      8,   1, 1 << 16, offsetof(struct ag_config, chunk_first) },
+    { "AUTOGRAPH_CHUNK_MAX",  256, 1, 1 << 16, offsetof(struct ag_config, chunk_max) },
+    { "AUTOGRAPH_VARIANTS",   4,   1, 64,      offsetof(struct ag_config, max_variants) },
+    { "AUTOGRAPH_PERIOD_MIN", 32,  2, 1 << 16, offsetof(struct ag_config, period_min) },
+    { NULL, 0, 0, 0, 0 },
+};
+
 static const char *const known_names[] = {
-    "AUTOGRAPH", "AUTOGRAPH_SUMMARY", "AUTOGRAPH_SUMMARY_FILE", "AUTOGRAPH_LOG", NULL,
+    "AUTOGRAPH", "AUTOGRAPH_SUMMARY", "AUTOGRAPH_SUMMARY_FILE", "AUTOGRAPH_LOG",
+    "AUTOGRAPH_EXPLAIN", "AUTOGRAPH_WARMUP", "AUTOGRAPH_MIN_OPS", "AUTOGRAPH_CHUNK",
+    "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN", NULL,
 };
 
 static void complain(const char *line)
@@ -69,6 +87,26 @@ static int parse_word(const char *(*get)(const char *), const char *name,
     return fallback;
 }
 
+/* Decimal integer in [min, max]; otherwise one line on stderr and the default. */
+static int parse_int(const char *(*get)(const char *), const struct int_switch *sw)
+{
+    const char *value = get(sw->name);
+    char *end, line[640];
+    long v;
+
+    if (value == NULL || value[0] == '\0')
+        return sw->fallback;
+    errno = 0;
+    v = strtol(value, &end, 10);
+    if (errno == 0 && end != value && *end == '\0' && v >= sw->min && v <= sw->max)
+        return (int)v;
+    snprintf(line, sizeof line,
+             "libautograph: %s=\"%.200s\" is not valid (accepted: an integer from %d to %d); "
+             "using \"%d\"\n", sw->name, value, sw->min, sw->max, sw->fallback);
+    complain(line);
+    return sw->fallback;
+}
+
 static int is_known_name(const char *name, size_t len)
 {
     for (const char *const *k = known_names; *k; k++)
@@ -100,7 +138,13 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
 {
     const char *file = get("AUTOGRAPH_SUMMARY_FILE");
 
-    out->mode = (enum ag_mode)parse_word(get, "AUTOGRAPH", mode_words, AG_MODE_OFF, "off");
+    /* Unset: on.  Malformed: off (passthrough is the safe reading of a typo). */
+    out->mode = get("AUTOGRAPH") && get("AUTOGRAPH")[0]
+                    ? (enum ag_mode)parse_word(get, "AUTOGRAPH", mode_words, AG_MODE_OFF, "off")
+                    : AG_MODE_ON;
+    out->explain = parse_word(get, "AUTOGRAPH_EXPLAIN", bool_words, 0, "0");
+    for (const struct int_switch *sw = int_switches; sw->name; sw++)
+        *(int *)((char *)out + sw->offset) = parse_int(get, sw);
     out->summary_stderr = parse_word(get, "AUTOGRAPH_SUMMARY", bool_words, 0, "0");
     out->summary_file = (file && file[0]) ? file : NULL;
     out->log_level = (enum ag_log_level)parse_word(get, "AUTOGRAPH_LOG", log_words,

@@ -8,13 +8,19 @@
 
 #include "log.h"
 
-enum ag_mode { AG_MODE_OFF };
+enum ag_mode { AG_MODE_OFF, AG_MODE_ON };
 
 struct ag_config {
     enum ag_mode mode;              /* AUTOGRAPH */
     int summary_stderr;             /* AUTOGRAPH_SUMMARY */
     const char *summary_file;       /* AUTOGRAPH_SUMMARY_FILE (NULL: none) */
     enum ag_log_level log_level;    /* AUTOGRAPH_LOG */
+    int explain;                    /* AUTOGRAPH_EXPLAIN: why windows were not graphed */
+    int warmup;                     /* AUTOGRAPH_WARMUP: eager repeats before graphing */
+    int min_ops;                    /* AUTOGRAPH_MIN_OPS: shortest window worth a graph */
+    int chunk_first, chunk_max;     /* AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX: replay chunks */
+    int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
+    int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
 };
 
 /* The parsed configuration; parses the environment on first use. */

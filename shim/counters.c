@@ -7,6 +7,7 @@
  */
 #include "counters.h"
 #include "config.h"
+#include "engine.h"
 #include "log.h"
 
 #include <autograph.h>
@@ -51,8 +52,8 @@ void ag_summary_write(FILE *out, const char *prefix)
         if (ag_entry_class[id] == AG_CLASS_LAUNCH)
             launches += load(&ag_counters[id].calls) - load(&ag_counters[id].failed);
 
-    fprintf(out, "%s# libautograph %s exit summary: pid %ld, mode off\n", prefix,
-            AUTOGRAPH_VERSION_STRING, (long)getpid());
+    fprintf(out, "%s# libautograph %s exit summary: pid %ld, mode %s\n", prefix,
+            AUTOGRAPH_VERSION_STRING, (long)getpid(), ag_engine_running() ? "on" : "off");
     fprintf(out, "%skernel_launches %lu\n", prefix, launches);
     write_class_totals(out, prefix);
     for (int id = 0; id < AG_EP_COUNT; id++)
@@ -63,6 +64,8 @@ void ag_summary_write(FILE *out, const char *prefix)
     fprintf(out, "%sdoor getprocaddress %lu\n", prefix,
             load(&door_counts[AG_DOOR_GETPROCADDRESS]));
     fprintf(out, "%sdoor unmapped %lu\n", prefix, load(&unmapped_count));
+    if (ag_engine_running())
+        ag_engine_summary(out, prefix);
 }
 
 /* Expands %p to the pid, so that forked children write files of their own. */
@@ -101,6 +104,7 @@ __attribute__((destructor)) static void write_exit_summary(void)
     const struct ag_config *cfg;
     if (!ag_driver_used())
         return;
+    ag_engine_flush(AG_FLUSH_EXIT);      /* work still held runs before exit */
     cfg = ag_config();
     if (cfg->summary_file)
         write_summary_file(cfg->summary_file);

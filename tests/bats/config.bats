@@ -37,7 +37,7 @@ expect_one_line() {
 
 @test "config: malformed AUTOGRAPH gives one line and passthrough" {
     with_shim AUTOGRAPH=turbo
-    expect_one_line 'libautograph: AUTOGRAPH="turbo" is not valid (accepted: off); using "off"'
+    expect_one_line 'libautograph: AUTOGRAPH="turbo" is not valid (accepted: on, off); using "off"'
 }
 
 @test "config: malformed AUTOGRAPH_SUMMARY gives one line and no summary" {
@@ -52,14 +52,23 @@ expect_one_line() {
 
 @test "config: an unknown AUTOGRAPH_* name gives one line" {
     with_shim AUTOGRAPH_SUMMRY=1
-    expect_one_line 'libautograph: unknown variable AUTOGRAPH_SUMMRY (known: AUTOGRAPH, AUTOGRAPH_SUMMARY, AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_LOG); ignored'
+    expect_one_line 'libautograph: unknown variable AUTOGRAPH_SUMMRY (known: AUTOGRAPH, AUTOGRAPH_SUMMARY, AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_LOG, AUTOGRAPH_EXPLAIN, AUTOGRAPH_WARMUP, AUTOGRAPH_MIN_OPS, AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX, AUTOGRAPH_VARIANTS, AUTOGRAPH_PERIOD_MIN); ignored'
 }
 
 @test "config: AUTOGRAPH_SUMMARY=1 writes the summary on stderr, prefixed" {
     with_shim AUTOGRAPH_SUMMARY=1
-    grep -q '^libautograph: # libautograph .* exit summary: pid [0-9]*, mode off$' "$tmp/err"
+    grep -q '^libautograph: # libautograph .* exit summary: pid [0-9]*, mode on$' "$tmp/err"
     grep -q '^libautograph: kernel_launches [1-9]' "$tmp/err"
     grep -qx 'libautograph: door unmapped 0' "$tmp/err"
+}
+
+@test "config: malformed engine integers give one line each and the defaults" {
+    with_shim AUTOGRAPH_WARMUP=two
+    expect_one_line 'libautograph: AUTOGRAPH_WARMUP="two" is not valid (accepted: an integer from 1 to 1000); using "2"'
+    with_shim AUTOGRAPH_CHUNK_MAX=0
+    expect_one_line 'libautograph: AUTOGRAPH_CHUNK_MAX="0" is not valid (accepted: an integer from 1 to 65536); using "256"'
+    with_shim AUTOGRAPH_EXPLAIN=loud
+    expect_one_line 'libautograph: AUTOGRAPH_EXPLAIN="loud" is not valid (accepted: 0, off, no, false, 1, on, yes, true); using "0"'
 }
 
 @test "config: AUTOGRAPH_SUMMARY_FILE expands %p; an unwritable path falls back to stderr" {

@@ -23,10 +23,11 @@ run_both() {
     shift
     rm -f "$tmp"/plain.* "$tmp"/shim.* "$tmp/summary"
     plain_rc=0
-    LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/plain.log" \
+    LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/plain.log" SIM_LOG_STREAMS=hide \
         "$progs/$prog" "$@" >"$tmp/plain.out" 2>"$tmp/plain.err" || plain_rc=$?
     shim_rc=0
-    LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/shim.log" LD_PRELOAD="$PWD/build/libautograph.so" \
+    LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/shim.log" SIM_LOG_STREAMS=hide \
+        LD_PRELOAD="$PWD/build/libautograph.so" \
         AUTOGRAPH_SUMMARY_FILE="$tmp/summary" \
         "$progs/$prog" "$@" >"$tmp/shim.out" 2>"$tmp/shim.err" || shim_rc=$?
     echo "--- without the shim (rc $plain_rc)"; cat "$tmp/plain.out" "$tmp/plain.err"

@@ -49,8 +49,10 @@ int main(void)
 
     set_env(NULL, NULL, NULL, NULL);
     parse(&cfg, no_env, err, sizeof err);
-    CHECK(cfg.mode == AG_MODE_OFF && cfg.summary_stderr == 0);
+    CHECK(cfg.mode == AG_MODE_ON && cfg.summary_stderr == 0);
     CHECK(cfg.summary_file == NULL && cfg.log_level == AG_LOG_WARN);
+    CHECK(cfg.warmup == 2 && cfg.min_ops == 4 && cfg.chunk_first == 8 && cfg.chunk_max == 256);
+    CHECK(cfg.max_variants == 4 && cfg.period_min == 32 && cfg.explain == 0);
     CHECK(err[0] == '\0');
 
     set_env("AUTOGRAPH_SUMMARY", "YES", "AUTOGRAPH_LOG", "debug");
@@ -68,7 +70,19 @@ int main(void)
     set_env("AUTOGRAPH", "graphs-please", "AUTOGRAPH_SUMMARY_FILE", "/tmp/s.%p");
     parse(&cfg, no_env, err, sizeof err);
     CHECK(cfg.mode == AG_MODE_OFF && strcmp(cfg.summary_file, "/tmp/s.%p") == 0);
-    CHECK(strstr(err, "AUTOGRAPH=\"graphs-please\" is not valid (accepted: off)") != NULL);
+    CHECK(strstr(err, "AUTOGRAPH=\"graphs-please\" is not valid (accepted: on, off); "
+                      "using \"off\"") != NULL);
+
+    set_env("AUTOGRAPH_WARMUP", "3", "AUTOGRAPH_VARIANTS", "0");
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.warmup == 3 && cfg.max_variants == 4);
+    CHECK(strstr(err, "AUTOGRAPH_VARIANTS=\"0\" is not valid (accepted: an integer from 1 "
+                      "to 64); using \"4\"\n") != NULL);
+
+    set_env("AUTOGRAPH_CHUNK", "8x", "AUTOGRAPH", "on");
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.chunk_first == 8 && cfg.mode == AG_MODE_ON);
+    CHECK(strstr(err, "AUTOGRAPH_CHUNK=\"8x\" is not valid") != NULL);
 
     set_env("AUTOGRAPH_SUMMARY_FILE", "", NULL, NULL);
     parse(&cfg, odd_env, err, sizeof err);

@@ -1,0 +1,40 @@
+/* backend.h -- what the engine asks of a device backend.
+ *
+ * The engine (engine*.c) decides what to record, hold, build and replay; a backend
+ * does it on a real driver.  backend_cuda.c is the CUDA driver backend; the unit
+ * tests supply a fake one.  Handles are opaque pointers; results are the driver's
+ * error codes (0 is success).  All calls are made with the engine lock held.
+ */
+#ifndef AG_BACKEND_H
+#define AG_BACKEND_H
+
+#include "op.h"
+
+#define AG_MAX_SLOTS 16   /* streams in one graph */
+
+struct ag_backend {
+    /* Issues `op` to the driver now, exactly as the program's call would have been
+     * made (held work on a flush or a mismatch).  Returns the driver's result. */
+    int (*issue)(const struct ag_op *op);
+
+    /* Builds a graph of ops[0..n) on the backend's own streams (op->slot picks one of
+     * `nslots`; op->link says how an EVENT_WAIT is built).  nodes[i] receives a handle
+     * for every patchable op (kernel, memset, memcpy), NULL for the others. */
+    int (*build)(const struct ag_op *ops, int n, int nslots, void **graph, void **nodes);
+
+    /* Instantiates a built graph into an executable one. */
+    int (*instantiate)(void *graph, void **exec);
+
+    /* Gives node `node` of `exec` the args of `op` (same shape as when built). */
+    int (*patch)(void *exec, void *node, const struct ag_op *op);
+
+    /* Launches `exec` on streams[0], after all work already submitted to every
+     * streams[i] and before any work submitted to them later. */
+    int (*launch)(void *exec, const uintptr_t *streams, int nstreams);
+
+    /* Release what build/instantiate returned (errors are ignored). */
+    void (*release_graph)(void *graph, void **nodes, int n);
+    void (*release_exec)(void *exec);
+};
+
+#endif

@@ -1,0 +1,367 @@
+/* backend_cuda.c -- build/replay on the CUDA driver: the engine's backend.
+ *
+ * Graphs are built by stream capture on the shim's own streams (never the
+ * program's): created non-blocking, so that the legacy stream never waits on them,
+ * and captured in relaxed mode, so that no call another thread makes can fail
+ * because of this capture.  A chunk's ops are issued again onto capture stream
+ * `slot`; an event record becomes a capture-internal record (for waits in the same
+ * chunk) plus an external event record node (so that the program's event is really
+ * recorded at that point); a wait on an event recorded before the chunk becomes an
+ * external event wait node.  After each patchable op, the node it made is taken from
+ * the capture and its parameters are kept for patching.  A launch joins every
+ * stream the chunk uses into the launch stream first and forks them back after.
+ * Driver calls go to the real functions, never through the shim's wrappers.
+ */
+#include "backend.h"
+
+#include "driver.h"
+#include "log.h"
+#include "record_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DRIVER(var, name) \
+    static __typeof__(&name) var; \
+    if (var == NULL && (var = (__typeof__(&name))ag_driver_proc(#name)) == NULL) \
+        return CUDA_ERROR_NOT_FOUND
+
+struct node {                   /* what patching a node needs */
+    CUgraphNode node;
+    int kind;
+    CUcontext ctx;
+    union {
+        CUDA_KERNEL_NODE_PARAMS kernel;
+        CUDA_MEMSET_NODE_PARAMS memset;
+        CUDA_MEMCPY3D copy;
+    } p;
+};
+
+static struct {
+    CUcontext ctx;              /* where the objects below live */
+    CUstream capture[AG_MAX_SLOTS];
+    CUevent *events;            /* capture events: one per op + one per slot */
+    size_t nevents;
+    CUevent join[AG_MAX_SLOTS];
+} be;
+
+/* ---- context and objects ----------------------------------------------------------- */
+
+static CUresult enter_context(CUcontext ctx, int *pushed)
+{
+    CUcontext cur = NULL;
+    DRIVER(get_current, cuCtxGetCurrent);
+    DRIVER(push, cuCtxPushCurrent);
+    *pushed = 0;
+    if (get_current(&cur) == CUDA_SUCCESS && cur == ctx)
+        return CUDA_SUCCESS;
+    if (ctx == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *pushed = 1;
+    return push(ctx);
+}
+
+static void leave_context(int pushed)
+{
+    static __typeof__(&cuCtxPopCurrent) pop;
+    CUcontext ignored;
+    if (pop == NULL)
+        pop = (__typeof__(&cuCtxPopCurrent))ag_driver_proc("cuCtxPopCurrent");
+    if (pushed && pop)
+        pop(&ignored);
+}
+
+static CUresult ensure_objects(CUcontext ctx, int nslots, size_t nevents)
+{
+    DRIVER(stream_create, cuStreamCreate);
+    DRIVER(event_create, cuEventCreate);
+    CUresult rc;
+
+    if (be.ctx != NULL && be.ctx != ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;   /* graphs of one context only, for now */
+    be.ctx = ctx;
+    for (int s = 0; s < nslots; s++)
+        if (be.capture[s] == NULL &&
+            (rc = stream_create(&be.capture[s], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+            return rc;
+    for (int s = 0; s < AG_MAX_SLOTS; s++)
+        if (be.join[s] == NULL &&
+            (rc = event_create(&be.join[s], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+            return rc;
+    if (nevents > be.nevents) {
+        CUevent *grown = realloc(be.events, nevents * sizeof *grown);
+        if (grown == NULL)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        be.events = grown;
+        for (size_t e = be.nevents; e < nevents; e++) {
+            if ((rc = event_create(&be.events[e], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+                return rc;
+            be.nevents = e + 1;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- issue ------------------------------------------------------------------------ */
+
+static int backend_issue(const struct ag_op *op)
+{
+    int pushed;
+    CUresult rc = enter_context((CUcontext)op->ctx, &pushed);
+    if (rc == CUDA_SUCCESS)
+        rc = ag_record_issue(op, ag_stream_handle(op->stream));
+    leave_context(pushed);
+    return rc;
+}
+
+/* ---- build ------------------------------------------------------------------------ */
+
+static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
+{
+    DRIVER(capture_info, cuStreamGetCaptureInfo);
+    DRIVER(kernel_params, cuGraphKernelNodeGetParams);
+    DRIVER(memset_params, cuGraphMemsetNodeGetParams);
+    DRIVER(copy_params, cuGraphMemcpyNodeGetParams);
+    CUstreamCaptureStatus status;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    struct node *n;
+    CUresult rc = capture_info(s, &status, NULL, NULL, &deps, NULL, &ndeps);
+
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || ndeps != 1)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    n->node = deps[0];
+    n->kind = op->kind;
+    n->ctx = be.ctx;
+    if (op->kind == AG_OP_KERNEL)
+        rc = kernel_params(n->node, &n->p.kernel);
+    else if (op->kind == AG_OP_MEMSET)
+        rc = memset_params(n->node, &n->p.memset);
+    else
+        rc = copy_params(n->node, &n->p.copy);
+    if (rc != CUDA_SUCCESS) {
+        free(n);
+        return rc;
+    }
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+/* Issues op j of a chunk into the capture on stream s. */
+static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct node **node)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(record_flags, cuEventRecordWithFlags);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUresult rc;
+
+    switch (op->kind) {
+    case AG_OP_EVENT_RECORD:
+        rc = record(be.events[j], s);
+        return rc ? rc : record_flags((CUevent)op->event, s, CU_EVENT_RECORD_EXTERNAL);
+    case AG_OP_EVENT_WAIT:
+        if (op->link >= 0)
+            return wait(s, be.events[op->link], 0);
+        if (op->link == AG_LINK_EXTERNAL)
+            return wait(s, (CUevent)op->event, CU_EVENT_WAIT_EXTERNAL);
+        return CUDA_SUCCESS;                 /* implied by the chunk order */
+    default:
+        rc = ag_record_issue(op, s);
+        return rc ? rc : keep_node(op, s, node);
+    }
+}
+
+/* Joins capture streams 1.. into stream 0 (fork: the other way round). */
+static CUresult join_streams(int nslots, size_t first_event, int fork)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUresult rc = CUDA_SUCCESS;
+    for (int s = 1; s < nslots && rc == CUDA_SUCCESS; s++) {
+        CUevent e = be.events[first_event + (size_t)s];
+        rc = record(e, fork ? be.capture[0] : be.capture[s]);
+        if (rc == CUDA_SUCCESS)
+            rc = wait(fork ? be.capture[s] : be.capture[0], e, 0);
+    }
+    return rc;
+}
+
+static void free_nodes(void **nodes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(nodes[i]);
+        nodes[i] = NULL;
+    }
+}
+
+static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgraph *graph,
+                              void **nodes)
+{
+    DRIVER(begin, cuStreamBeginCapture);
+    DRIVER(end, cuStreamEndCapture);
+    CUresult rc, end_rc;
+
+    rc = begin(be.capture[0], CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = join_streams(nslots, (size_t)n, 1);
+    for (int j = 0; j < n && rc == CUDA_SUCCESS; j++)
+        rc = capture_op(&ops[j], j, be.capture[ops[j].slot], (struct node **)&nodes[j]);
+    if (rc == CUDA_SUCCESS)
+        rc = join_streams(nslots, (size_t)n, 0);
+    end_rc = end(be.capture[0], graph);
+    return rc != CUDA_SUCCESS ? rc : end_rc;
+}
+
+static int backend_build(const struct ag_op *ops, int n, int nslots, void **graph_out,
+                         void **nodes)
+{
+    CUgraph graph = NULL;
+    int pushed;
+    CUresult rc = enter_context((CUcontext)ops[0].ctx, &pushed);
+
+    if (rc == CUDA_SUCCESS)
+        rc = ensure_objects((CUcontext)ops[0].ctx, nslots, (size_t)n + AG_MAX_SLOTS);
+    if (rc == CUDA_SUCCESS)
+        rc = capture_chunk(ops, n, nslots, &graph, nodes);
+    leave_context(pushed);
+    if (rc != CUDA_SUCCESS) {
+        static __typeof__(&cuGraphDestroy) destroy;
+        if (destroy == NULL)
+            destroy = (__typeof__(&cuGraphDestroy))ag_driver_proc("cuGraphDestroy");
+        if (graph && destroy)
+            destroy(graph);
+        free_nodes(nodes, n);
+        return rc;
+    }
+    *graph_out = graph;
+    return 0;
+}
+
+static int backend_instantiate(void *graph, void **exec)
+{
+    DRIVER(instantiate, cuGraphInstantiateWithFlags);
+    return instantiate((CUgraphExec *)exec, (CUgraph)graph, 0);
+}
+
+/* ---- patch and launch -------------------------------------------------------------- */
+
+static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op)
+{
+    DRIVER(set, cuGraphExecKernelNodeSetParams);
+    CUDA_KERNEL_NODE_PARAMS p = n->p.kernel;
+    void *stack_ptrs[64], **ptrs = stack_ptrs, *extra[5], *buf = NULL;
+    size_t size = 0;
+    int count = ag_record_kernel_params(op, NULL, 0, &buf, &size);
+    CUresult rc;
+
+    if (count > 64 && (ptrs = malloc((size_t)count * sizeof *ptrs)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (count >= 0) {
+        ag_record_kernel_params(op, ptrs, count, &buf, &size);
+        p.kernelParams = ptrs;
+        p.extra = NULL;
+    } else {
+        extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = buf;
+        extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = &size;
+        extra[4] = CU_LAUNCH_PARAM_END;
+        p.kernelParams = NULL;
+        p.extra = extra;
+    }
+    rc = set(exec, n->node, &p);
+    if (ptrs != stack_ptrs)
+        free(ptrs);
+    return rc;
+}
+
+static int backend_patch(void *exec, void *node, const struct ag_op *op)
+{
+    struct node *n = node;
+    if (n == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (n->kind == AG_OP_KERNEL)
+        return patch_kernel((CUgraphExec)exec, n, op);
+    if (n->kind == AG_OP_MEMSET) {
+        DRIVER(set, cuGraphExecMemsetNodeSetParams);
+        const struct ag_memset_args *a = (const void *)op->args;
+        CUDA_MEMSET_NODE_PARAMS p = n->p.memset;
+        p.dst = a->dst;
+        p.value = a->value;
+        return set((CUgraphExec)exec, n->node, &p, n->ctx);
+    } else {
+        DRIVER(set, cuGraphExecMemcpyNodeSetParams);
+        const struct ag_copy_args *a = (const void *)op->args;
+        CUDA_MEMCPY3D p = n->p.copy;
+        p.dstDevice = a->dst;
+        p.dstHost = (void *)(uintptr_t)a->dst;
+        p.srcDevice = a->src;
+        p.srcHost = (const void *)(uintptr_t)a->src;
+        return set((CUgraphExec)exec, n->node, &p, n->ctx);
+    }
+}
+
+/* Orders `into` after `from`'s work so far, through event e. */
+static CUresult order_after(CUstream into, CUstream from, CUevent e)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUresult rc = record(e, from);
+    return rc ? rc : wait(into, e, 0);
+}
+
+static int backend_launch(void *exec, const uintptr_t *streams, int nstreams)
+{
+    DRIVER(launch, cuGraphLaunch);
+    DRIVER(sync, cuStreamSynchronize);
+    CUstream s0 = ag_stream_handle(streams[0]);
+    CUresult rc = CUDA_SUCCESS;
+
+    for (int s = 1; s < nstreams && rc == CUDA_SUCCESS; s++)
+        rc = order_after(s0, ag_stream_handle(streams[s]), be.join[s]);
+    if (rc == CUDA_SUCCESS)
+        rc = launch((CUgraphExec)exec, s0);
+    if (rc != CUDA_SUCCESS)
+        return rc;                           /* nothing ran: the engine issues eagerly */
+    for (int s = 1; s < nstreams; s++)
+        if (order_after(ag_stream_handle(streams[s]), s0, be.join[0]) != CUDA_SUCCESS) {
+            /* The graph ran; the only safe order left is to wait for it. */
+            ag_log(AG_LOG_WARN, "joining streams after a graph launch failed; synchronizing");
+            sync(s0);
+            break;
+        }
+    return 0;
+}
+
+static void backend_release_graph(void *graph, void **nodes, int n)
+{
+    static __typeof__(&cuGraphDestroy) destroy;
+    if (destroy == NULL)
+        destroy = (__typeof__(&cuGraphDestroy))ag_driver_proc("cuGraphDestroy");
+    free_nodes(nodes, n);
+    if (destroy && graph)
+        destroy((CUgraph)graph);
+}
+
+static void backend_release_exec(void *exec)
+{
+    static __typeof__(&cuGraphExecDestroy) destroy;
+    if (destroy == NULL)
+        destroy = (__typeof__(&cuGraphExecDestroy))ag_driver_proc("cuGraphExecDestroy");
+    if (destroy && exec)
+        destroy((CUgraphExec)exec);
+}
+
+const struct ag_backend ag_cuda_backend = {
+    .issue = backend_issue,
+    .build = backend_build,
+    .instantiate = backend_instantiate,
+    .patch = backend_patch,
+    .launch = backend_launch,
+    .release_graph = backend_release_graph,
+    .release_exec = backend_release_exec,
+};

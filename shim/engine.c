@@ -1,0 +1,305 @@
+/* engine.c -- the engine's entry points and policy: when a window ends, when it
+ * becomes a graph, when ops are held.
+ *
+ * One lock guards all engine state.  A recordable op is appended to the window;
+ * if a replay is running (or can start with it) engine_replay.c decides whether it
+ * is held; otherwise the caller issues it and the period detector looks at it.  At a
+ * flush point the held ops are issued, and the window is compared with the one
+ * before: seen AUTOGRAPH_WARMUP times in a row, it is built into a template.
+ */
+#include "engine_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ag_engine ag_eng;
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static int engine_running;
+static unsigned next_thread_id;
+static _Thread_local unsigned thread_id;
+
+unsigned ag_thread_id(void)
+{
+    if (thread_id == 0)
+        thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+    return thread_id;
+}
+
+unsigned ag_threads_seen(void)
+{
+    return __atomic_load_n(&next_thread_id, __ATOMIC_RELAXED);
+}
+
+double ag_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p)
+{
+    pthread_mutex_lock(&engine_lock);
+    if (!engine_running) {
+        ag_flush_points_init();
+        ag_eng.be = backend;
+        ag_eng.p = *p;
+        ag_window_reset(&ag_eng.w);
+        __atomic_store_n(&engine_running, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&engine_lock);
+}
+
+int ag_engine_running(void)
+{
+    return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE);
+}
+
+/* ---- windows ------------------------------------------------------------------- */
+
+/* Why window ops [a, b) cannot become a graph, beyond what the window noted. */
+static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
+{
+    int legacy = 0, others = 0, ptds = 0;
+    uintptr_t seen[AG_MAX_SLOTS];
+    int nseen = 0;
+    if (w->ineligible != AG_SKIP_NONE)
+        return w->ineligible;
+    for (size_t i = a; i < b; i++) {
+        uintptr_t s = w->ops[i].stream;
+        int known = 0;
+        for (int k = 0; k < nseen; k++)
+            known |= seen[k] == s;
+        if (known)
+            continue;
+        seen[nseen++] = s;
+        legacy += s == AG_STREAM_LEGACY;
+        ptds += s == AG_STREAM_PER_THREAD;
+        others += s != AG_STREAM_LEGACY;
+    }
+    if (legacy && others)
+        return AG_SKIP_LEGACY_MIX;
+    if (ptds && ag_threads_seen() > 1)
+        return AG_SKIP_PTDS_THREADS;
+    if ((int)(b - a) < ag_eng.p.min_ops)
+        return AG_SKIP_SHORT;
+    return AG_SKIP_NONE;
+}
+
+static void skip_window(uint64_t hash, enum ag_skip why, size_t n)
+{
+    ag_eng.s.skip[why]++;
+    ag_explain(hash, why, "window of %zu ops: not graphed: %s", n, ag_skip_name(why));
+}
+
+/* Decides about a window that ended at a flush point (sync-delimited). */
+static void judge_window(void)
+{
+    struct ag_window *w = &ag_eng.w;
+    struct ag_template *known;
+    enum ag_skip why;
+    int varied = 0;
+
+    if (w->hash == ag_eng.last_hash) {
+        ag_eng.repeats++;
+    } else {
+        varied = ag_eng.last_hash != 0;
+        ag_eng.last_hash = w->hash;
+        ag_eng.repeats = 1;
+    }
+    HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
+    if (known)
+        return;                      /* already a graph, or known not to build */
+    why = slice_check(w, 0, w->n);
+    if (why == AG_SKIP_NONE && ag_eng.repeats < ag_eng.p.warmup)
+        why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
+    if (why != AG_SKIP_NONE) {
+        skip_window(w->hash, why, w->n);
+        return;
+    }
+    ag_template_build(w, 0, w->n);
+}
+
+/* Ends the window: held ops are issued; a sync-delimited window is judged. */
+static void end_window(enum ag_flush_reason reason)
+{
+    if (ag_eng.r.t)
+        ag_replay_abort("the window ended before the template did");
+    if (ag_eng.w.n == 0)
+        return;
+    ag_eng.s.windows++;
+    ag_eng.s.flush[reason]++;
+    if (reason != AG_FLUSH_NONE)
+        judge_window();
+    ag_window_reset(&ag_eng.w);
+}
+
+/* After an eager op: a period found in a long run becomes a template, and the window
+ * is cut there so that the next op can start replaying it. */
+static void look_for_period(void)
+{
+    struct ag_window *w = &ag_eng.w;
+    size_t start;
+    int len = ag_window_period(w, &start);
+
+    if (len == 0)
+        return;
+    if (slice_check(w, start, w->n) != AG_SKIP_NONE) {
+        w->period_base = w->n;       /* look again in what follows */
+        return;
+    }
+    ag_template_build(w, start, w->n);
+    ag_eng.s.period_cuts++;
+    end_window(AG_FLUSH_NONE);
+}
+
+/* ---- entry points -------------------------------------------------------------- */
+
+int ag_engine_offer(struct ag_op *op)
+{
+    unsigned tid = ag_thread_id();
+    struct ag_wop *o;
+
+    if (!ag_engine_running())
+        return AG_PASS;
+    pthread_mutex_lock(&engine_lock);
+    if (ag_eng.app_capturing) {
+        pthread_mutex_unlock(&engine_lock);
+        return AG_PASS;
+    }
+    if (ag_eng.w.n && (op->ctx != ag_eng.w.ctx || tid != ag_eng.w.owner) && ag_eng.r.t)
+        ag_replay_abort("an op from another thread or context");
+    if (ag_eng.w.n && op->ctx != ag_eng.w.ctx)
+        end_window(AG_FLUSH_CONTEXT);
+    if (ag_eng.r.t == NULL)
+        ag_replay_try_start(NULL, op);
+    o = ag_window_append(&ag_eng.w, op, tid);
+    if (o == NULL) {                 /* out of memory: stop graphing this window */
+        end_window(AG_FLUSH_UNRECORDED);
+        op->slot = 0xff;
+        return AG_EAGER;
+    }
+    if (ag_eng.r.t && ag_replay_offer(op) == AG_HELD) {
+        pthread_mutex_unlock(&engine_lock);
+        return AG_HELD;
+    }
+    return AG_EAGER;                 /* lock stays held until ag_engine_done */
+}
+
+void ag_engine_done(const struct ag_op *op, int result)
+{
+    if (op->slot != 0xff) {
+        if (op->kind == AG_OP_KERNEL)
+            ag_eng.s.launches_eager++;
+        if (result != 0) {
+            if (ag_eng.w.ineligible == AG_SKIP_NONE)
+                ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
+        } else if (ag_eng.r.t == NULL) {
+            look_for_period();
+        }
+        if (ag_eng.w.n >= AG_WINDOW_MAX && ag_eng.r.t == NULL)
+            end_window(AG_FLUSH_UNRECORDED);
+    }
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_unrecorded(const struct ag_op *op)
+{
+    if (!ag_engine_running())
+        return;
+    pthread_mutex_lock(&engine_lock);
+    ag_eng.s.unrecorded++;
+    if (ag_eng.w.n || ag_eng.r.t)
+        ag_explain(op->hash, -4, "window ended by a call that cannot be graphed: %s",
+                   op->reject ? op->reject : "?");
+    end_window(AG_FLUSH_UNRECORDED);
+    pthread_mutex_unlock(&engine_lock);
+}
+
+static void retire_event(uintptr_t event)
+{
+    struct ag_template *t, *tmp;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
+        for (int i = 0; i < t->nops && !t->failed; i++)
+            if (t->ops[i].event == event &&
+                (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT)) {
+                ag_template_retire(t, "an event it records or waits on was destroyed");
+                break;
+            }
+    }
+}
+
+static void drop_all(const char *why)
+{
+    struct ag_template *t, *tmp;
+    struct ag_start *s, *stmp;
+    ag_replay_abort(ag_eng.r.t ? why : NULL);
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp)
+        ag_template_retire(t, why);
+    HASH_ITER(hh, ag_eng.by_start, s, stmp) {
+        HASH_DEL(ag_eng.by_start, s);
+        free(s);
+    }
+    ag_eng.last_hash = 0;
+    ag_eng.repeats = 0;
+}
+
+void ag_engine_before(int entry, uintptr_t arg0)
+{
+    unsigned policy = ag_call_policy[entry];
+    if (!ag_engine_running())
+        return;
+    pthread_mutex_lock(&engine_lock);
+    if (policy & AG_POLICY_REASON_MASK)
+        end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
+    if (policy & AG_POLICY_EVENT_GONE)
+        retire_event(arg0);
+    if (policy & AG_POLICY_DROP_GRAPHS)
+        drop_all("a module was unloaded or a context destroyed");
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_after(int entry, int result)
+{
+    unsigned policy = ag_call_policy[entry];
+    if (!ag_engine_running())
+        return;
+    pthread_mutex_lock(&engine_lock);
+    if ((policy & AG_POLICY_CAPTURE_BEGIN) && result == 0) {
+        ag_eng.app_capturing++;
+        ag_eng.s.skip[AG_SKIP_APP_CAPTURE]++;
+    }
+    if ((policy & AG_POLICY_CAPTURE_END) && ag_eng.app_capturing > 0)
+        ag_eng.app_capturing--;
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_flush(enum ag_flush_reason reason)
+{
+    if (!ag_engine_running())
+        return;
+    pthread_mutex_lock(&engine_lock);
+    end_window(reason);
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_drop_graphs(const char *why)
+{
+    if (!ag_engine_running())
+        return;
+    pthread_mutex_lock(&engine_lock);
+    drop_all(why);
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_reset_for_tests(void)
+{
+    pthread_mutex_lock(&engine_lock);
+    drop_all("reset");
+    ag_window_reset(&ag_eng.w);
+    memset(&ag_eng.s, 0, sizeof ag_eng.s);
+    ag_eng.app_capturing = 0;
+    pthread_mutex_unlock(&engine_lock);
+}

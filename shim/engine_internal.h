@@ -1,0 +1,200 @@
+/* engine_internal.h -- the engine's data, shared by engine*.c only.
+ *
+ *   window   the ops submitted since the last flush point (engine_window.c), with
+ *            their stream slots, event links and the period detector's state
+ *   template a window (or one period of it) built into graphs, cut into chunks,
+ *            each chunk with its executable variants (engine_template.c)
+ *   replay   a template being matched against incoming ops (engine_replay.c)
+ *   stats    counters for the exit summary and the explain log (engine_stats.c)
+ * Everything is guarded by one lock (engine.c).
+ */
+#ifndef AG_ENGINE_INTERNAL_H
+#define AG_ENGINE_INTERNAL_H
+
+#include "engine.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#define AG_EVMAP_SIZE  256     /* distinct events in one window */
+#define AG_LAST_SIZE   4096    /* period detector's table of last positions */
+#define AG_PERIOD_MAX  4096    /* longest period looked for */
+#define AG_WINDOW_MAX  (1u << 17)  /* ops in one window before it is cut */
+#define AG_HISTORY     8       /* arg sets remembered per chunk */
+
+/* Why a window was not made into a graph. */
+enum ag_skip {
+    AG_SKIP_NONE,
+    AG_SKIP_WARMUP,        /* seen fewer than AUTOGRAPH_WARMUP times in a row */
+    AG_SKIP_SHAPE_VARIES,  /* differs from the window before it */
+    AG_SKIP_SHORT,         /* fewer than AUTOGRAPH_MIN_OPS ops */
+    AG_SKIP_FAILED_OP,     /* an op failed when issued */
+    AG_SKIP_THREADS,       /* ops from several threads */
+    AG_SKIP_PTDS_THREADS,  /* per-thread default stream in a multi-threaded process */
+    AG_SKIP_LEGACY_MIX,    /* the legacy stream together with other streams */
+    AG_SKIP_STREAMS,       /* more streams than AG_MAX_SLOTS */
+    AG_SKIP_EVENTS,        /* more events than AG_EVMAP_SIZE */
+    AG_SKIP_CONTEXT,       /* ops of several contexts */
+    AG_SKIP_APP_CAPTURE,   /* the program was capturing a stream itself */
+    AG_SKIP_BUILD_FAILED,  /* the backend could not build or instantiate it */
+    AG_SKIP_TOO_LONG,      /* AG_WINDOW_MAX ops without a sync or a period */
+    AG_SKIP_COUNT
+};
+
+struct ag_wop {                 /* one op of the window trace */
+    uint64_t hash;              /* the op's own hash (kind, entry, shape) */
+    uint64_t key;               /* hash + slot + event link: what repeats compare */
+    uintptr_t stream, ctx, event;
+    const void *layout;
+    uint32_t shape_off, shape_len, args_off, args_len;   /* in the window arena */
+    uint32_t link_back;         /* EVENT_WAIT: ops back to its event's record; 0 none */
+    unsigned short entry;
+    unsigned char kind, slot;   /* slot: the window's own stream numbering */
+    unsigned char held;         /* held back by a replay, not issued yet */
+};
+
+struct ag_evpos { uintptr_t event; uint32_t pos, gen; };
+struct ag_lastpos { uint64_t key; uint32_t pos, gen; };
+
+struct ag_window {
+    struct ag_wop *ops;
+    size_t n, cap;
+    unsigned char *arena;
+    size_t used, arena_cap;
+    uintptr_t slot_key[AG_MAX_SLOTS];
+    int nslots;
+    uintptr_t ctx;
+    unsigned owner;             /* thread id of the first op */
+    enum ag_skip ineligible;    /* first reason found, or AG_SKIP_NONE */
+    uint64_t hash;
+    size_t kernels;
+    uint32_t gen;               /* generation of evmap and last entries */
+    struct ag_evpos evmap[AG_EVMAP_SIZE];
+    /* period detection over ops [period_base, n) that were issued eagerly */
+    size_t period_base, period, run;
+    struct ag_lastpos last[AG_LAST_SIZE];
+};
+
+struct ag_top {                 /* one op of a template */
+    uint64_t key, hash;
+    uintptr_t event, stream;    /* stream: the key it had when recorded */
+    const void *layout;
+    uint32_t shape_off, shape_len, args_off, args_len;   /* args_off: in its chunk */
+    int link;                   /* EVENT_WAIT: template index of its record, or external */
+    unsigned short entry;
+    unsigned char kind, slot;
+};
+
+struct ag_variant {
+    void *exec;
+    unsigned char *args;        /* the args its nodes hold now */
+    uint64_t used;              /* replay clock of its last use */
+};
+
+struct ag_chunk {
+    int begin, end;             /* template ops [begin, end) */
+    void *graph;
+    void **nodes;               /* per op of the chunk */
+    int nslots;                 /* template slots the chunk uses, launch slot first */
+    unsigned char slots[AG_MAX_SLOTS];
+    size_t args_len, kernels;
+    unsigned char *base;        /* the args the graph was built with */
+    int nvariants;
+    struct ag_variant *variants;
+    uint64_t history[AG_HISTORY];   /* hashes of recent arg sets */
+    int history_next;
+};
+
+struct ag_template {
+    unsigned id;
+    uint64_t hash;              /* of the ops it was built from (the lookup key) */
+    uint64_t start_key;         /* key of its first op */
+    uintptr_t ctx;              /* context of its ops */
+    int nops, nslots, nchunks;
+    uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
+    struct ag_top *ops;
+    unsigned char *shapes;
+    struct ag_chunk *chunks;
+    size_t kernels;
+    int retired, failed;
+    unsigned long replays, mismatches;
+    struct ag_template *next_same_start;
+    UT_hash_handle hh;          /* by hash */
+};
+
+struct ag_start {               /* templates by the key of their first op */
+    uint64_t key;
+    struct ag_template *list;
+    UT_hash_handle hh;
+};
+
+struct ag_replay {
+    struct ag_template *t;      /* NULL: not replaying */
+    int pos, chunk;             /* next template op, chunk being matched */
+    size_t base;                /* window position of template op 0 */
+    uintptr_t slot_key[AG_MAX_SLOTS];
+    unsigned slot_set;          /* bit per template slot already mapped */
+    unsigned char *pending;     /* args of the chunk being matched */
+    size_t pending_cap;
+};
+
+struct ag_stats {
+    unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
+    unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
+    unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
+    unsigned long flush[AG_FLUSH_REASON_COUNT];
+    unsigned long skip[AG_SKIP_COUNT];
+    double build_us, instantiate_us;
+};
+
+struct ag_engine {
+    const struct ag_backend *be;
+    struct ag_engine_params p;
+    struct ag_window w;
+    struct ag_replay r;
+    struct ag_stats s;
+    struct ag_template *by_hash;
+    struct ag_start *by_start;
+    unsigned next_template_id;
+    uint64_t last_hash;         /* hash of the previous sync-delimited window */
+    int repeats;                /* how many times in a row it was seen */
+    uint64_t clock;             /* replays so far (variant LRU) */
+    int app_capturing;          /* the program's own captures in progress */
+};
+
+extern struct ag_engine ag_eng;
+
+/* engine.c */
+unsigned ag_thread_id(void);
+unsigned ag_threads_seen(void);     /* threads that ever offered an op */
+double ag_now_us(void);
+
+/* engine_window.c */
+void ag_window_reset(struct ag_window *w);
+struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op, unsigned tid);
+int ag_window_period(struct ag_window *w, size_t *start);
+void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
+const char *ag_skip_name(enum ag_skip why);
+
+/* engine_template.c */
+struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b);
+void ag_template_free(struct ag_template *t);
+struct ag_template *ag_template_find_start(uint64_t start_key);
+int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
+                    const uintptr_t *slot_key);
+void ag_template_retire(struct ag_template *t, const char *why);
+void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
+                         struct ag_op *out);
+
+/* engine_replay.c */
+int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);
+int ag_replay_offer(const struct ag_op *op);
+void ag_replay_abort(const char *why);
+void ag_issue_held(size_t from);
+
+/* engine_stats.c */
+void ag_explain(uint64_t hash, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,175 @@
+/* engine_replay.c -- match: holding ops back while they match a template.
+ *
+ * When an op arrives and no replay is running, the longest template whose first op
+ * has the same hash is tried.  While ops keep matching (same hash and shape, streams
+ * mapped consistently onto the template's slots, event waits linked to the same
+ * record), they are held back and their args gathered; when the last op of a chunk
+ * has matched, the chunk is launched as a graph.  On a mismatch, the held ops are
+ * issued eagerly in their order and the program goes on eagerly: nothing is lost
+ * or reordered.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Issues the held ops of the window from position `from` on, in order. */
+void ag_issue_held(size_t from)
+{
+    for (size_t i = from; i < ag_eng.w.n; i++) {
+        struct ag_wop *o = &ag_eng.w.ops[i];
+        struct ag_op view;
+        int rc;
+        if (!o->held)
+            continue;
+        ag_window_view(&ag_eng.w, i, &view);
+        rc = ag_eng.be->issue(&view);
+        o->held = 0;
+        ag_eng.s.launches_held_issued += o->kind == AG_OP_KERNEL;
+        ag_eng.s.launches_eager += o->kind == AG_OP_KERNEL;
+        if (rc != 0) {
+            ag_eng.s.issue_failures++;
+            ag_explain(o->hash, -2, "a held op failed when issued late (error %d); "
+                       "the program saw success for it", rc);
+        }
+    }
+}
+
+static size_t held_from(void)
+{
+    return ag_eng.r.base + (size_t)ag_eng.r.t->chunks[ag_eng.r.chunk].begin;
+}
+
+/* Ends the replay: held ops are issued eagerly.  `why` (NULL for a completed
+ * replay) goes to the explain log. */
+void ag_replay_abort(const char *why)
+{
+    struct ag_template *t = ag_eng.r.t;
+    if (t == NULL)
+        return;
+    if (why) {
+        ag_issue_held(held_from());
+        t->mismatches++;
+        ag_eng.s.mismatches++;
+        ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
+                   "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
+    }
+    ag_eng.r.t = NULL;
+    ag_eng.w.period_base = ag_eng.w.n;
+    ag_eng.w.period = 0;
+    ag_eng.w.run = 0;
+}
+
+static int ensure_pending(const struct ag_template *t)
+{
+    size_t need = 0;
+    for (int c = 0; c < t->nchunks; c++)
+        if (t->chunks[c].args_len > need)
+            need = t->chunks[c].args_len;
+    if (need <= ag_eng.r.pending_cap)
+        return 1;
+    unsigned char *p = realloc(ag_eng.r.pending, need);
+    if (p == NULL)
+        return 0;
+    ag_eng.r.pending = p;
+    ag_eng.r.pending_cap = need;
+    return 1;
+}
+
+/* Starts a replay at the next window position if a template begins with op. */
+int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
+{
+    struct ag_template *t = ag_template_find_start(op->hash);
+    (void)unused;
+    if (t == NULL || !ensure_pending(t))
+        return 0;
+    for (int s = 0; s < t->nslots; s++)
+        if (t->slot_fixed[s] == AG_STREAM_PER_THREAD && ag_threads_seen() > 1)
+            return 0;
+    memset(&ag_eng.r.slot_key, 0, sizeof ag_eng.r.slot_key);
+    ag_eng.r.t = t;
+    ag_eng.r.pos = 0;
+    ag_eng.r.chunk = 0;
+    ag_eng.r.base = ag_eng.w.n;
+    ag_eng.r.slot_set = 0;
+    return 1;
+}
+
+static const char *map_stream(const struct ag_template *t, int slot, uintptr_t stream)
+{
+    struct ag_replay *r = &ag_eng.r;
+    int special = stream == AG_STREAM_LEGACY || stream == AG_STREAM_PER_THREAD;
+    if (r->slot_set & (1u << slot))
+        return r->slot_key[slot] == stream ? NULL : "a different stream";
+    if (t->slot_fixed[slot] != stream && (t->slot_fixed[slot] || special))
+        return "a different kind of stream (legacy / per-thread / created)";
+    for (int s = 0; s < t->nslots; s++)
+        if ((r->slot_set & (1u << s)) && r->slot_key[s] == stream)
+            return "a stream already used for another slot";
+    r->slot_key[slot] = stream;
+    r->slot_set |= 1u << slot;
+    return NULL;
+}
+
+/* Why op (just appended as window op o) does not match the next template op, or
+ * NULL when it does. */
+static const char *mismatch(const struct ag_op *op, const struct ag_wop *o, unsigned tid)
+{
+    const struct ag_template *t = ag_eng.r.t;
+    const struct ag_top *top = &t->ops[ag_eng.r.pos];
+    int i = ag_eng.r.pos, link = AG_LINK_EXTERNAL;
+
+    if (tid != ag_eng.w.owner || op->ctx != ag_eng.w.ctx)
+        return "an op from another thread or context";
+    if (top->hash != op->hash || top->kind != op->kind || top->shape_len != op->shape_len ||
+        top->args_len != op->args_len ||
+        memcmp(t->shapes + top->shape_off, op->shape, op->shape_len) != 0)
+        return "a different op (function, configuration, sizes or kind)";
+    if (op->kind == AG_OP_EVENT_WAIT && o->link_back && o->link_back <= (uint32_t)i)
+        link = i - (int)o->link_back;
+    if (op->kind == AG_OP_EVENT_WAIT && link != top->link)
+        return "an event wait linked to a different record";
+    return map_stream(t, top->slot, op->stream);
+}
+
+/* The replay's handling of op, already appended as window op o.  AG_HELD when it
+ * matched (and was launched with its chunk, or is held), AG_EAGER when it did not
+ * (the replay has ended and held ops were issued). */
+int ag_replay_offer(const struct ag_op *op)
+{
+    struct ag_replay *r = &ag_eng.r;
+    struct ag_wop *o = &ag_eng.w.ops[ag_eng.w.n - 1];
+    struct ag_template *t = r->t;
+    struct ag_chunk *c;
+    const char *why = mismatch(op, o, ag_thread_id());
+    int rc;
+
+    if (why) {
+        ag_replay_abort(r->pos == 0 ? NULL : why);
+        ag_eng.r.t = NULL;
+        return AG_EAGER;
+    }
+    c = &t->chunks[r->chunk];
+    o->held = 1;
+    memcpy(r->pending + t->ops[r->pos].args_off, op->args, op->args_len);
+    if (++r->pos < c->end)
+        return AG_HELD;
+    rc = ag_chunk_launch(t, c, r->pending, r->slot_key);
+    if (rc != 0) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "launching chunk %d failed (error %d)", r->chunk, rc);
+        ag_replay_abort(msg);
+        ag_template_retire(t, "its launch or patch failed");
+        return AG_HELD;           /* issued eagerly above, in order */
+    }
+    for (size_t i = held_from(); i < ag_eng.w.n; i++)
+        ag_eng.w.ops[i].held = 0;
+    if (r->pos < t->nops) {
+        r->chunk++;
+        return AG_HELD;
+    }
+    t->replays++;
+    ag_eng.s.replays++;
+    ag_replay_abort(NULL);
+    return AG_HELD;
+}

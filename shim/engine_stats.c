@@ -1,0 +1,83 @@
+/* engine_stats.c -- report: the explain log and the engine's exit summary lines.
+ *
+ * AUTOGRAPH_EXPLAIN=1 prints one line on stderr the first time a given window (by
+ * hash) meets a given reason: why it was not graphed, why a replay stopped, why a
+ * graph was dropped.  The summary counts windows, graphs, replays, patches,
+ * variants, flushes by reason and the time spent building.
+ */
+#include "engine_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SEEN_SIZE 4096
+static uint64_t seen[SEEN_SIZE];     /* (hash, code) pairs already explained */
+
+static int first_time(uint64_t hash, int code)
+{
+    uint64_t key = ag_hash_mix(hash, (uint64_t)(int64_t)code) | 1;
+    size_t i = (size_t)(key % SEEN_SIZE);
+    for (size_t probe = 0; probe < SEEN_SIZE; probe++, i = (i + 1) % SEEN_SIZE) {
+        if (seen[i] == key)
+            return 0;
+        if (seen[i] == 0) {
+            seen[i] = key;
+            return 1;
+        }
+    }
+    return 0;                        /* table full: stay quiet */
+}
+
+void ag_explain(uint64_t hash, int code, const char *fmt, ...)
+{
+    char line[512];
+    int n;
+    va_list ap;
+
+    if (!ag_eng.p.explain || !first_time(hash, code))
+        return;
+    n = snprintf(line, sizeof line, "libautograph: explain: ");
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+        /* stderr closed */
+    }
+}
+
+void ag_engine_summary(FILE *out, const char *prefix)
+{
+    const struct ag_stats *s = &ag_eng.s;
+    unsigned long total = s->launches_graphed + s->launches_eager;
+
+    fprintf(out, "%swindows %lu\n", prefix, s->windows);
+    fprintf(out, "%stemplates %lu\n", prefix, s->templates);
+    fprintf(out, "%sbuild_failures %lu\n", prefix, s->build_failures);
+    fprintf(out, "%svariants %lu\n", prefix, s->variants);
+    fprintf(out, "%sreplays %lu\n", prefix, s->replays);
+    fprintf(out, "%schunk_launches %lu\n", prefix, s->chunk_launches);
+    fprintf(out, "%slaunches_graphed %lu\n", prefix, s->launches_graphed);
+    fprintf(out, "%slaunches_eager %lu\n", prefix, s->launches_eager);
+    fprintf(out, "%sgraphed_share %.1f%%\n", prefix,
+            total ? 100.0 * (double)s->launches_graphed / (double)total : 0.0);
+    fprintf(out, "%spatches %lu\n", prefix, s->patches);
+    fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
+    fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
+    fprintf(out, "%sretired %lu\n", prefix, s->retired);
+    fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);
+    fprintf(out, "%slate_issue_failures %lu\n", prefix, s->issue_failures);
+    for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
+        if (s->flush[r])
+            fprintf(out, "%sflush %s %lu\n", prefix,
+                    ag_flush_reason_name((enum ag_flush_reason)r), s->flush[r]);
+    for (int k = 1; k < AG_SKIP_COUNT; k++)
+        if (s->skip[k])
+            fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s->skip[k]);
+    fprintf(out, "%sbuild_us %.0f\n", prefix, s->build_us);
+    fprintf(out, "%sinstantiate_us %.0f\n", prefix, s->instantiate_us);
+}

@@ -1,0 +1,384 @@
+/* engine_template.c -- build and replay: templates, chunks and variants.
+ *
+ * A template is a copy of the ops of a window (or of one period of it) with streams
+ * renumbered into slots by first use and event waits linked to the record they wait
+ * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, doubling up to
+ * AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while the program
+ * is still submitting the rest.  Each chunk is one graph built by the backend on its
+ * own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an arg set seen
+ * before gets its own variant (ping-pong buffers), a new one patches the least
+ * recently used variant, node by node, only where the args changed.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATE_SEED 0x6a09e667f3bcc909ull   /* the window seed: equal hashes */
+
+static uint64_t args_hash(const unsigned char *args, size_t len)
+{
+    return ag_hash_bytes(0x243f6a8885a308d3ull, args, len);
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
+{
+    int tslot_of[AG_MAX_SLOTS];
+    size_t shape_bytes = 0;
+    uint32_t shape_used = 0;
+
+    for (int s = 0; s < AG_MAX_SLOTS; s++)
+        tslot_of[s] = -1;
+    for (int i = 0; i < t->nops; i++)
+        shape_bytes += (w->ops[a + i].shape_len + 7u) & ~7u;
+    t->ops = calloc((size_t)t->nops, sizeof *t->ops);
+    t->shapes = malloc(shape_bytes ? shape_bytes : 1);
+    if (t->ops == NULL || t->shapes == NULL)
+        return 0;
+    t->hash = TEMPLATE_SEED;
+    for (int i = 0; i < t->nops; i++) {
+        const struct ag_wop *o = &w->ops[a + i];
+        struct ag_top *top = &t->ops[i];
+        uint32_t back = 0;
+        if (tslot_of[o->slot] < 0) {
+            tslot_of[o->slot] = t->nslots;
+            t->slot_fixed[t->nslots] =
+                (o->stream == AG_STREAM_LEGACY || o->stream == AG_STREAM_PER_THREAD) ? o->stream : 0;
+            t->nslots++;
+        }
+        top->slot = (unsigned char)tslot_of[o->slot];
+        top->link = AG_LINK_EXTERNAL;
+        if (o->kind == AG_OP_EVENT_WAIT && o->link_back && o->link_back <= (uint32_t)i) {
+            top->link = i - (int)o->link_back;
+            back = o->link_back;
+        }
+        top->hash = o->hash;
+        top->key = ag_hash_mix(ag_hash_mix(o->hash, top->slot), back);
+        top->event = o->event;
+        top->stream = o->stream;
+        top->layout = o->layout;
+        top->entry = o->entry;
+        top->kind = o->kind;
+        top->shape_len = o->shape_len;
+        top->shape_off = shape_used;
+        memcpy(t->shapes + shape_used, w->arena + o->shape_off, o->shape_len);
+        shape_used += (o->shape_len + 7u) & ~7u;
+        top->args_len = o->args_len;
+        t->kernels += o->kind == AG_OP_KERNEL;
+        t->hash = ag_hash_mix(t->hash, top->key);
+    }
+    t->start_key = t->ops[0].hash;
+    t->ctx = w->ops[a].ctx;
+    return 1;
+}
+
+void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
+                         struct ag_op *out)
+{
+    const struct ag_top *top = &t->ops[i];
+    memset(out, 0, sizeof *out);
+    out->kind = top->kind;
+    out->entry = top->entry;
+    out->slot = top->slot;
+    out->link = top->link;
+    out->stream = top->stream;
+    out->event = top->event;
+    out->ctx = t->ctx;
+    out->layout = top->layout;
+    out->shape_len = top->shape_len;
+    out->shape = t->shapes + top->shape_off;
+    out->args_len = top->args_len;
+    out->args = args;
+    out->hash = top->hash;
+}
+
+/* Chunk boundaries: chunk_first ops, doubling up to chunk_max; a tail shorter than
+ * chunk_first joins the chunk before it. */
+static int plan_chunks(struct ag_template *t)
+{
+    int count = 0, pos = 0, size = ag_eng.p.chunk_first;
+    while (pos < t->nops) {
+        int len = size < t->nops - pos ? size : t->nops - pos;
+        if (t->nops - (pos + len) < ag_eng.p.chunk_first)
+            len = t->nops - pos;
+        pos += len;
+        count++;
+        size = size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+    }
+    t->chunks = calloc((size_t)count, sizeof *t->chunks);
+    if (t->chunks == NULL)
+        return 0;
+    pos = 0;
+    size = ag_eng.p.chunk_first;
+    for (int c = 0; c < count; c++) {
+        int len = size < t->nops - pos ? size : t->nops - pos;
+        if (t->nops - (pos + len) < ag_eng.p.chunk_first)
+            len = t->nops - pos;
+        t->chunks[c].begin = pos;
+        t->chunks[c].end = pos + len;
+        pos += len;
+        size = size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+    }
+    t->nchunks = count;
+    return 1;
+}
+
+/* Views of a chunk's ops for the backend: chunk-local slots and links. */
+static struct ag_op *chunk_views(struct ag_template *t, struct ag_chunk *c,
+                                 const struct ag_window *w, size_t a)
+{
+    int m = c->end - c->begin, local[AG_MAX_SLOTS];
+    struct ag_op *views = calloc((size_t)m, sizeof *views);
+    if (views == NULL)
+        return NULL;
+    for (int s = 0; s < AG_MAX_SLOTS; s++)
+        local[s] = -1;
+    for (int k = 0; k < m; k++) {
+        int i = c->begin + k;
+        const struct ag_top *top = &t->ops[i];
+        ag_template_op_view(t, i, w->arena + w->ops[a + i].args_off, &views[k]);
+        if (local[top->slot] < 0) {
+            local[top->slot] = c->nslots;
+            c->slots[c->nslots++] = top->slot;
+        }
+        views[k].slot = (unsigned char)local[top->slot];
+        if (top->kind == AG_OP_EVENT_WAIT && top->link != AG_LINK_EXTERNAL)
+            views[k].link = top->link >= c->begin ? top->link - c->begin : AG_LINK_IMPLIED;
+        views[k].args_len = top->args_len;
+    }
+    return views;
+}
+
+static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct ag_window *w,
+                       size_t a)
+{
+    int m = c->end - c->begin, rc;
+    struct ag_op *views = chunk_views(t, c, w, a);
+    double t0;
+
+    c->nodes = calloc((size_t)m, sizeof *c->nodes);
+    if (views == NULL || c->nodes == NULL) {
+        free(views);
+        return -1;
+    }
+    for (int k = 0; k < m; k++) {
+        struct ag_top *top = &t->ops[c->begin + k];
+        top->args_off = (uint32_t)c->args_len;
+        c->args_len += top->args_len;
+        c->kernels += top->kind == AG_OP_KERNEL;
+    }
+    c->base = malloc(c->args_len ? c->args_len : 1);
+    c->variants = calloc((size_t)ag_eng.p.max_variants, sizeof *c->variants);
+    if (c->base == NULL || c->variants == NULL) {
+        free(views);
+        return -1;
+    }
+    for (int k = 0; k < m; k++)
+        memcpy(c->base + t->ops[c->begin + k].args_off, views[k].args, views[k].args_len);
+    t0 = ag_now_us();
+    rc = ag_eng.be->build(views, m, c->nslots, &c->graph, c->nodes);
+    ag_eng.s.build_us += ag_now_us() - t0;
+    free(views);
+    if (rc != 0) {
+        c->graph = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+static int new_variant(struct ag_chunk *c)
+{
+    struct ag_variant *v = &c->variants[c->nvariants];
+    double t0 = ag_now_us();
+    int rc = ag_eng.be->instantiate(c->graph, &v->exec);
+    ag_eng.s.instantiate_us += ag_now_us() - t0;
+    if (rc != 0)
+        return rc;
+    v->args = malloc(c->args_len ? c->args_len : 1);
+    if (v->args == NULL) {
+        ag_eng.be->release_exec(v->exec);
+        return -1;
+    }
+    memcpy(v->args, c->base, c->args_len);
+    c->nvariants++;
+    ag_eng.s.variants++;
+    return 0;
+}
+
+static void register_template(struct ag_template *t)
+{
+    struct ag_start *s;
+    HASH_ADD(hh, ag_eng.by_hash, hash, sizeof t->hash, t);
+    if (t->failed)
+        return;
+    HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
+    if (s == NULL) {
+        s = calloc(1, sizeof *s);
+        if (s == NULL)
+            return;
+        s->key = t->start_key;
+        HASH_ADD(hh, ag_eng.by_start, key, sizeof s->key, s);
+    }
+    t->next_same_start = s->list;
+    s->list = t;
+}
+
+/* Builds a template from window ops [a, b).  Returns it registered, or NULL (a
+ * failed build is registered as a stub so that the same window is not retried). */
+struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b)
+{
+    struct ag_template *t = calloc(1, sizeof *t);
+    int rc = -1;
+
+    if (t == NULL)
+        return NULL;
+    t->id = ++ag_eng.next_template_id;
+    t->nops = (int)(b - a);
+    if (copy_ops(t, w, a) && plan_chunks(t)) {
+        rc = 0;
+        for (int c = 0; c < t->nchunks && rc == 0; c++) {
+            rc = build_chunk(t, &t->chunks[c], w, a);
+            if (rc == 0)
+                rc = new_variant(&t->chunks[c]);
+            if (rc == 0)
+                t->chunks[c].history[0] = args_hash(t->chunks[c].base, t->chunks[c].args_len);
+        }
+    }
+    if (rc != 0) {
+        ag_eng.s.build_failures++;
+        ag_explain(t->hash, AG_SKIP_BUILD_FAILED,
+                   "window of %d ops: not graphed: the driver refused to build it (error %d); "
+                   "it stays eager", t->nops, rc);
+        uint64_t hash = t->hash;
+        ag_template_free(t);
+        t = calloc(1, sizeof *t);
+        if (t == NULL)
+            return NULL;
+        t->hash = hash;
+        t->failed = 1;
+        register_template(t);
+        return NULL;
+    }
+    ag_eng.s.templates++;
+    register_template(t);
+    return t;
+}
+
+void ag_template_free(struct ag_template *t)
+{
+    for (int c = 0; t->chunks && c < t->nchunks; c++) {
+        struct ag_chunk *ch = &t->chunks[c];
+        for (int v = 0; v < ch->nvariants; v++) {
+            ag_eng.be->release_exec(ch->variants[v].exec);
+            free(ch->variants[v].args);
+        }
+        if (ch->graph)
+            ag_eng.be->release_graph(ch->graph, ch->nodes, ch->end - ch->begin);
+        free(ch->variants);
+        free(ch->nodes);
+        free(ch->base);
+    }
+    free(t->chunks);
+    free(t->ops);
+    free(t->shapes);
+    free(t);
+}
+
+/* The longest live template whose first op has this hash. */
+struct ag_template *ag_template_find_start(uint64_t start_key)
+{
+    struct ag_start *s;
+    struct ag_template *best = NULL;
+    HASH_FIND(hh, ag_eng.by_start, &start_key, sizeof start_key, s);
+    for (struct ag_template *t = s ? s->list : NULL; t; t = t->next_same_start)
+        if (!t->retired && (best == NULL || t->nops > best->nops))
+            best = t;
+    return best;
+}
+
+/* Unlinks and frees a template (the replay must not be using it). */
+void ag_template_retire(struct ag_template *t, const char *why)
+{
+    struct ag_start *s;
+    HASH_DEL(ag_eng.by_hash, t);
+    HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
+    if (s) {
+        struct ag_template **p = &s->list;
+        while (*p && *p != t)
+            p = &(*p)->next_same_start;
+        if (*p)
+            *p = t->next_same_start;
+    }
+    if (!t->failed) {
+        ag_eng.s.retired++;
+        ag_explain(t->hash, -1, "graph %u (%d ops) dropped: %s", t->id, t->nops, why);
+    }
+    ag_template_free(t);
+}
+
+/* ---- replaying a chunk --------------------------------------------------------- */
+
+static struct ag_variant *pick_variant(struct ag_chunk *c, const unsigned char *args)
+{
+    uint64_t h;
+    int seen = 0, lru = 0;
+
+    for (int v = 0; v < c->nvariants; v++)
+        if (memcmp(c->variants[v].args, args, c->args_len) == 0)
+            return &c->variants[v];
+    h = args_hash(args, c->args_len);
+    for (int k = 0; k < AG_HISTORY; k++)
+        seen |= c->history[k] == h;
+    c->history[c->history_next] = h;
+    c->history_next = (c->history_next + 1) % AG_HISTORY;
+    if (seen && c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
+        return &c->variants[c->nvariants - 1];
+    for (int v = 1; v < c->nvariants; v++)
+        if (c->variants[v].used < c->variants[lru].used)
+            lru = v;
+    return &c->variants[lru];
+}
+
+static int patch_variant(struct ag_template *t, struct ag_chunk *c, struct ag_variant *v,
+                         const unsigned char *args)
+{
+    for (int i = c->begin; i < c->end; i++) {
+        const struct ag_top *top = &t->ops[i];
+        struct ag_op view;
+        int rc;
+        if (top->args_len == 0 ||
+            memcmp(v->args + top->args_off, args + top->args_off, top->args_len) == 0)
+            continue;
+        ag_template_op_view(t, i, args + top->args_off, &view);
+        rc = ag_eng.be->patch(v->exec, c->nodes[i - c->begin], &view);
+        if (rc != 0)
+            return rc;
+        memcpy(v->args + top->args_off, args + top->args_off, top->args_len);
+        ag_eng.s.patches++;
+    }
+    return 0;
+}
+
+/* Launches chunk c with `args` (its ops' args, laid out as in c->base) on the
+ * streams that the replay mapped to the template's slots.  0 or the error. */
+int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
+                    const uintptr_t *slot_key)
+{
+    uintptr_t streams[AG_MAX_SLOTS];
+    struct ag_variant *v = pick_variant(c, args);
+    int rc = patch_variant(t, c, v, args);
+
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < c->nslots; k++)
+        streams[k] = slot_key[c->slots[k]];
+    rc = ag_eng.be->launch(v->exec, streams, c->nslots);
+    if (rc != 0)
+        return rc;
+    v->used = ++ag_eng.clock;
+    ag_eng.s.chunk_launches++;
+    ag_eng.s.launches_graphed += c->kernels;
+    return 0;
+}

@@ -1,0 +1,256 @@
+/* engine_window.c -- the window trace: record.
+ *
+ * Every op the engine sees between two flush points is appended here with copies of
+ * its shape and args, the slot of its stream (streams numbered by first use), and,
+ * for an event wait, how far back its event was recorded in this window.  Those
+ * three make an op's key; the keys, folded in order, make the window's hash, which is
+ * its identity when windows are compared.  The period detector looks for the last
+ * ops repeating back to back, so that programs that rarely synchronize still get
+ * graphs.  Nothing here calls the backend.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW_SEED 0x6a09e667f3bcc909ull
+
+static const char *const skip_names[AG_SKIP_COUNT] = {
+    [AG_SKIP_NONE] = "none",
+    [AG_SKIP_WARMUP] = "warmup",
+    [AG_SKIP_SHAPE_VARIES] = "shape_varies",
+    [AG_SKIP_SHORT] = "too_short",
+    [AG_SKIP_FAILED_OP] = "failed_op",
+    [AG_SKIP_THREADS] = "threads",
+    [AG_SKIP_PTDS_THREADS] = "ptds_threads",
+    [AG_SKIP_LEGACY_MIX] = "legacy_mix",
+    [AG_SKIP_STREAMS] = "too_many_streams",
+    [AG_SKIP_EVENTS] = "too_many_events",
+    [AG_SKIP_CONTEXT] = "contexts",
+    [AG_SKIP_APP_CAPTURE] = "app_capture",
+    [AG_SKIP_BUILD_FAILED] = "build_failed",
+    [AG_SKIP_TOO_LONG] = "too_long",
+};
+
+const char *ag_skip_name(enum ag_skip why)
+{
+    return (unsigned)why < AG_SKIP_COUNT ? skip_names[why] : "?";
+}
+
+static void mark(struct ag_window *w, enum ag_skip why)
+{
+    if (w->ineligible == AG_SKIP_NONE)
+        w->ineligible = why;
+}
+
+void ag_window_reset(struct ag_window *w)
+{
+    w->n = 0;
+    w->used = 0;
+    w->nslots = 0;
+    w->ineligible = AG_SKIP_NONE;
+    w->hash = WINDOW_SEED;
+    w->kernels = 0;
+    w->period_base = 0;
+    w->period = 0;
+    w->run = 0;
+    if (++w->gen == 0) {            /* generations wrapped: clear for real */
+        memset(w->evmap, 0, sizeof w->evmap);
+        memset(w->last, 0, sizeof w->last);
+        w->gen = 1;
+    }
+}
+
+static int reserve(struct ag_window *w, size_t bytes)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 1024;
+        struct ag_wop *ops = realloc(w->ops, cap * sizeof *ops);
+        if (ops == NULL)
+            return 0;
+        w->ops = ops;
+        w->cap = cap;
+    }
+    if (w->used + bytes > w->arena_cap) {
+        size_t cap = w->arena_cap ? 2 * w->arena_cap : 65536;
+        unsigned char *arena;
+        while (cap < w->used + bytes)
+            cap *= 2;
+        arena = realloc(w->arena, cap);
+        if (arena == NULL)
+            return 0;
+        w->arena = arena;
+        w->arena_cap = cap;
+    }
+    return 1;
+}
+
+static uint32_t put(struct ag_window *w, const void *data, uint32_t len)
+{
+    uint32_t off = (uint32_t)w->used;
+    if (len)
+        memcpy(w->arena + off, data, len);
+    w->used += (len + 7u) & ~7u;
+    return off;
+}
+
+static int slot_of(struct ag_window *w, uintptr_t stream)
+{
+    for (int i = 0; i < w->nslots; i++)
+        if (w->slot_key[i] == stream)
+            return i;
+    if (w->nslots == AG_MAX_SLOTS) {
+        mark(w, AG_SKIP_STREAMS);
+        return 0;
+    }
+    w->slot_key[w->nslots] = stream;
+    return w->nslots++;
+}
+
+static struct ag_evpos *event_slot(struct ag_window *w, uintptr_t event, int create)
+{
+    size_t h = (size_t)ag_hash_mix(0, event) & (AG_EVMAP_SIZE - 1);
+    for (size_t probe = 0; probe < AG_EVMAP_SIZE; probe++) {
+        struct ag_evpos *e = &w->evmap[(h + probe) & (AG_EVMAP_SIZE - 1)];
+        if (e->gen == w->gen && e->event == event)
+            return e;
+        if (e->gen != w->gen) {
+            if (!create)
+                return NULL;
+            e->gen = w->gen;
+            e->event = event;
+            return e;
+        }
+    }
+    mark(w, AG_SKIP_EVENTS);
+    return NULL;
+}
+
+static void link_events(struct ag_window *w, struct ag_wop *o)
+{
+    struct ag_evpos *e;
+    if (o->kind == AG_OP_EVENT_WAIT) {
+        e = event_slot(w, o->event, 0);
+        o->link_back = e ? (uint32_t)(w->n - e->pos) : 0;
+    } else if (o->kind == AG_OP_EVENT_RECORD) {
+        e = event_slot(w, o->event, 1);
+        if (e)
+            e->pos = (uint32_t)w->n;
+    }
+}
+
+struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op, unsigned tid)
+{
+    struct ag_wop *o;
+    if (!reserve(w, (size_t)op->shape_len + op->args_len + 16))
+        return NULL;
+    if (w->n == 0) {
+        w->owner = tid;
+        w->ctx = op->ctx;
+    } else if (tid != w->owner) {
+        mark(w, AG_SKIP_THREADS);
+    } else if (op->ctx != w->ctx) {
+        mark(w, AG_SKIP_CONTEXT);
+    }
+    o = &w->ops[w->n];
+    memset(o, 0, sizeof *o);
+    o->hash = op->hash;
+    o->stream = op->stream;
+    o->ctx = op->ctx;
+    o->event = op->event;
+    o->layout = op->layout;
+    o->entry = op->entry;
+    o->kind = op->kind;
+    o->shape_len = op->shape_len;
+    o->shape_off = put(w, op->shape, op->shape_len);
+    o->args_len = op->args_len;
+    o->args_off = put(w, op->args, op->args_len);
+    o->slot = (unsigned char)slot_of(w, op->stream);
+    link_events(w, o);
+    o->key = ag_hash_mix(ag_hash_mix(o->hash, o->slot), o->link_back);
+    w->hash = ag_hash_mix(w->hash, o->key);
+    w->kernels += o->kind == AG_OP_KERNEL;
+    w->n++;
+    if (w->n >= AG_WINDOW_MAX)
+        mark(w, AG_SKIP_TOO_LONG);
+    return o;
+}
+
+void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out)
+{
+    const struct ag_wop *o = &w->ops[i];
+    memset(out, 0, sizeof *out);
+    out->kind = o->kind;
+    out->entry = o->entry;
+    out->slot = o->slot;
+    out->link = AG_LINK_EXTERNAL;
+    out->stream = o->stream;
+    out->ctx = o->ctx;
+    out->event = o->event;
+    out->layout = o->layout;
+    out->shape_len = o->shape_len;
+    out->args_len = o->args_len;
+    out->shape = w->arena + o->shape_off;
+    out->args = w->arena + o->args_off;
+    out->hash = o->hash;
+}
+
+/* ---- period detection --------------------------------------------------------- */
+
+static struct ag_lastpos *last_slot(struct ag_window *w, uint64_t key)
+{
+    return &w->last[(key ^ (key >> 29)) & (AG_LAST_SIZE - 1)];
+}
+
+/* Length of the template cut for period p: a multiple of p of at least period_min. */
+static size_t template_length(size_t p, int period_min)
+{
+    size_t m = ((size_t)period_min + p - 1) / p;
+    return p * (m ? m : 1);
+}
+
+/* Counts back how many positions x <= i have key[x] == key[x - p], up to `need`. */
+static size_t run_back(const struct ag_window *w, size_t i, size_t p, size_t need)
+{
+    size_t run = 0;
+    while (run < need && i - run >= w->period_base + p &&
+           w->ops[i - run].key == w->ops[i - run - p].key)
+        run++;
+    return run;
+}
+
+/* Called after the eagerly issued op n-1 was appended.  Returns the length L of a
+ * template to cut (and *start, its first window position) when the last
+ * max(warmup, 2) * L ops are back-to-back copies of one L-op block; else 0. */
+int ag_window_period(struct ag_window *w, size_t *start)
+{
+    size_t i = w->n - 1, copies = (size_t)(ag_eng.p.warmup < 2 ? 2 : ag_eng.p.warmup);
+    uint64_t key = w->ops[i].key;
+    struct ag_lastpos *last = last_slot(w, key);
+    size_t len, need;
+
+    if (i < w->period_base)
+        return 0;
+    if (w->period && i >= w->period_base + w->period && w->ops[i - w->period].key == key) {
+        w->run++;
+    } else if (last->gen == w->gen && last->key == key && last->pos >= w->period_base &&
+               i - last->pos <= AG_PERIOD_MAX) {
+        w->period = i - last->pos;
+        len = template_length(w->period, ag_eng.p.period_min);
+        w->run = run_back(w, i, w->period, (copies - 1) * len);
+    } else {
+        w->period = 0;
+        w->run = 0;
+    }
+    last->key = key;
+    last->pos = (uint32_t)i;
+    last->gen = w->gen;
+    if (!w->period)
+        return 0;
+    len = template_length(w->period, ag_eng.p.period_min);
+    need = (copies - 1) * len;
+    if (w->run < need || i + 1 - w->period_base < copies * len || len > AG_WINDOW_MAX / 2)
+        return 0;
+    *start = i + 1 - len;
+    return (int)len;
+}

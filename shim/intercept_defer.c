@@ -1,0 +1,142 @@
+/* intercept_defer.c -- intercept: the wrappers of the entry points the engine records.
+ *
+ * For every line of record_points.def this defines the exported wrapper (it
+ * overrides the weak forwarding one of intercept_wrappers.c): the call is recorded
+ * into a struct ag_op (record_ops.c) and offered to the engine, which holds it back
+ * (the program gets CUDA_SUCCESS; the work runs inside a graph) or lets it through
+ * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
+ * wrapper just forwards.  Also here: starting the engine with the CUDA backend, and
+ * the hooks that the forwarding wrappers call at flush points.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include "config.h"
+#include "counters.h"
+#include "driver.h"
+#include "engine.h"
+#include "entry_signatures.h"
+#include "record_ops.h"
+
+#define AG_EXPORT __attribute__((visibility("default")))
+
+extern const struct ag_backend ag_cuda_backend;
+
+static int engine_state;        /* 0: not decided, 1: on, -1: off */
+
+static int decide_engine(void)
+{
+    const struct ag_config *cfg = ag_config();
+    struct ag_engine_params p = {
+        .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
+        .chunk_max = cfg->chunk_max, .max_variants = cfg->max_variants,
+        .period_min = cfg->period_min, .explain = cfg->explain,
+    };
+    if (cfg->mode != AG_MODE_ON) {
+        __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
+        return 0;
+    }
+    if (p.chunk_max < p.chunk_first)
+        p.chunk_max = p.chunk_first;
+    ag_engine_setup(&ag_cuda_backend, &p);
+    __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static inline int engine_wanted(void)
+{
+    int state = __atomic_load_n(&engine_state, __ATOMIC_ACQUIRE);
+    return state ? state > 0 : decide_engine();
+}
+
+/* Called by forwarding wrappers whose entry point has a flush policy. */
+void ag_intercept_before(int entry, uintptr_t arg0)
+{
+    ag_engine_before(entry, arg0);
+    if (ag_entry_class[entry] == AG_CLASS_MODULE || ag_entry_class[entry] == AG_CLASS_CONTEXT)
+        if (ag_call_policy[entry] & AG_POLICY_DROP_GRAPHS)
+            ag_record_forget_layouts();
+}
+
+/* ---- recorder adapters: one per kind of call ---------------------------------------- */
+
+static inline int record_memset8(struct ag_op *op, int id, CUdeviceptr dst, unsigned char v,
+                                 size_t n, CUstream s)
+{
+    return ag_record_memset(op, id, dst, v, n, s, 1);
+}
+static inline int record_memset16(struct ag_op *op, int id, CUdeviceptr dst, unsigned short v,
+                                  size_t n, CUstream s)
+{
+    return ag_record_memset(op, id, dst, v, n, s, 2);
+}
+static inline int record_memset32(struct ag_op *op, int id, CUdeviceptr dst, unsigned v,
+                                  size_t n, CUstream s)
+{
+    return ag_record_memset(op, id, dst, v, n, s, 4);
+}
+static inline int record_copy(struct ag_op *op, int id, CUdeviceptr dst, CUdeviceptr src,
+                              size_t n, CUstream s)
+{
+    return ag_record_copy(op, id, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static inline int record_copy_htod(struct ag_op *op, int id, CUdeviceptr dst, const void *src,
+                                   size_t n, CUstream s)
+{
+    return ag_record_copy(op, id, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static inline int record_copy_dtoh(struct ag_op *op, int id, void *dst, CUdeviceptr src,
+                                   size_t n, CUstream s)
+{
+    return ag_record_copy(op, id, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
+{
+    return ag_record_event_record(op, id, e, s, 0);
+}
+
+#define AG_RECORDER_KERNEL             ag_record_kernel
+#define AG_RECORDER_KERNEL_EX          ag_record_kernel_ex
+#define AG_RECORDER_MEMSET8            record_memset8
+#define AG_RECORDER_MEMSET16           record_memset16
+#define AG_RECORDER_MEMSET32           record_memset32
+#define AG_RECORDER_COPY               record_copy
+#define AG_RECORDER_COPY_HTOD          record_copy_htod
+#define AG_RECORDER_COPY_DTOH          record_copy_dtoh
+#define AG_RECORDER_EVENT_RECORD       record_event
+#define AG_RECORDER_EVENT_RECORD_FLAGS ag_record_event_record
+#define AG_RECORDER_EVENT_WAIT         ag_record_event_wait
+
+/* recorder(&op, AG_EP_sym, <the call's arguments>) */
+#define AG_SPREAD(...) __VA_ARGS__
+#define AG_RECORD_CALL(recorder, sym, args) recorder(&op, AG_EP_##sym, AG_SPREAD args)
+#define AG_RECORD(kind, sym) AG_RECORD_CALL(AG_RECORDER_##kind, sym, AG_ARGS_##sym)
+
+#define AG_DEFER(sym, kind)                                                    \
+    AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
+    {                                                                          \
+        CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
+        CUresult result;                                                       \
+        struct ag_op op;                                                       \
+        int how = AG_PASS;                                                     \
+        if (real == NULL)                                                      \
+            return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
+        if (engine_wanted()) {                                                 \
+            if (AG_RECORD(kind, sym))                                          \
+                how = ag_engine_offer(&op);                                    \
+            else                                                               \
+                ag_engine_unrecorded(&op);                                     \
+        }                                                                      \
+        if (how == AG_HELD) {                                                  \
+            ag_count_call(AG_EP_##sym, 0);                                     \
+            return CUDA_SUCCESS;                                               \
+        }                                                                      \
+        result = real AG_ARGS_##sym;                                           \
+        if (how == AG_EAGER)                                                   \
+            ag_engine_done(&op, result);                                       \
+        ag_count_call(AG_EP_##sym, result);                                    \
+        return result;                                                         \
+    }
+
+#include "record_points.def"
+#undef AG_DEFER

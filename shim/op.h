@@ -1,0 +1,75 @@
+/* op.h -- one unit of recorded device work, as the engine sees it.
+ *
+ * The interception layer (record_ops.c, which knows CUDA) turns every call it can
+ * defer into a struct ag_op: what kind of work it is, the stream it goes to, its
+ * identity bytes ("shape": function, grid, block, sizes, ...) and its parameter bytes
+ * ("args": kernel arguments, copy and memset addresses).  The engine compares shapes
+ * to find repeats and args to decide what to patch; it never looks inside either.
+ * No CUDA types here: the engine and its unit tests include this header.
+ */
+#ifndef AG_OP_H
+#define AG_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ag_op_kind {
+    AG_OP_KERNEL,          /* cuLaunchKernel(Ex): graph kernel node */
+    AG_OP_MEMSET,          /* cuMemsetD{8,16,32}Async: memset node */
+    AG_OP_MEMCPY,          /* async copy between device and pinned memory: memcpy node */
+    AG_OP_EVENT_RECORD,    /* cuEventRecord: a cross-stream edge source + event record node */
+    AG_OP_EVENT_WAIT,      /* cuStreamWaitEvent: a cross-stream edge, or an external wait */
+    AG_OP_KIND_COUNT
+};
+
+/* Stream keys: the stream handle, except for the two special streams. */
+#define AG_STREAM_LEGACY     ((uintptr_t)1)   /* NULL on a legacy entry, CU_STREAM_LEGACY */
+#define AG_STREAM_PER_THREAD ((uintptr_t)2)   /* NULL on a _ptsz entry, CU_STREAM_PER_THREAD */
+
+/* Link of an EVENT_WAIT when a graph is built (see backend.h). */
+#define AG_LINK_EXTERNAL (-1)  /* the event's record is not in this graph: external wait */
+#define AG_LINK_IMPLIED  (-2)  /* recorded in an earlier chunk: ordering already implied */
+
+struct ag_op {
+    unsigned char kind;          /* enum ag_op_kind */
+    unsigned short entry;        /* AG_EP_ id of the entry point the program called */
+    unsigned char slot;          /* stream slot within a graph (set by the engine) */
+    int link;                    /* EVENT_WAIT at build: index of its record op, or AG_LINK_* */
+    uintptr_t stream;            /* stream key */
+    uintptr_t ctx;               /* context current at the call */
+    uintptr_t event;             /* EVENT_*: the program's event */
+    const void *layout;          /* KERNEL: the backend's parameter layout of the function */
+    uint32_t shape_len, args_len;
+    const unsigned char *shape;  /* identity bytes: compared exactly */
+    const unsigned char *args;   /* parameter bytes: patched when they change */
+    uint64_t hash;               /* of kind, entry and shape */
+    const char *reject;          /* set by a recorder that cannot record this call */
+};
+
+/* A fast 64-bit hash of bytes, and a combiner (not cryptographic). */
+static inline uint64_t ag_hash_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t ag_hash_bytes(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len >= 8) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        h = ag_hash_mix(h, v);
+        p += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t v = 0;
+        __builtin_memcpy(&v, p, len);
+        h = ag_hash_mix(h, v ^ ((uint64_t)len << 56));
+    }
+    return h;
+}
+
+#endif

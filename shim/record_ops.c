@@ -1,0 +1,538 @@
+/* record_ops.c -- record: from a driver call to a struct ag_op, and back.
+ *
+ * Kernels: the shape is the function, grid, block, shared memory, the argument form
+ * and the launch attributes; the args are the parameter bytes, laid out as the
+ * driver's cuFuncGetParamInfo reports (kernelParams form) or the caller's packed
+ * buffer (`extra` form).  Copies: the shape is the size and the memory types, the
+ * args are the two addresses; pageable host memory is refused (the driver reads it
+ * at call time, a graph at replay time).  Memsets: element size and count; args:
+ * address and value.  Events: the event and flags are the shape.
+ */
+#include "record_ops.h"
+
+#include "driver.h"
+#include "entry_points.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+/* ---- driver functions that are not wrapped ---------------------------------------- */
+
+void *ag_driver_proc(const char *name)
+{
+    CUresult (*resolve)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
+        ag_real_fn(AG_EP_cuGetProcAddress_v2);
+    CUdriverProcAddressQueryResult status;
+    void *fn = NULL;
+    if (resolve == NULL || resolve(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != 0)
+        return NULL;
+    return fn;
+}
+
+#define DRIVER_FN(var, name) \
+    static __typeof__(&name) var; \
+    if (var == NULL) var = (__typeof__(&name))ag_driver_proc(#name)
+
+/* ---- scratch, streams ------------------------------------------------------------ */
+
+static _Thread_local unsigned char *scratch;
+static _Thread_local size_t scratch_cap;
+
+static unsigned char *scratch_get(size_t bytes)
+{
+    if (bytes > scratch_cap) {
+        size_t cap = scratch_cap ? scratch_cap : 1024;
+        unsigned char *p;
+        while (cap < bytes)
+            cap *= 2;
+        p = realloc(scratch, cap);
+        if (p == NULL)
+            return NULL;
+        scratch = p;
+        scratch_cap = cap;
+    }
+    return scratch;
+}
+
+static unsigned char per_thread_entry[AG_EP_COUNT];
+static pthread_once_t per_thread_once = PTHREAD_ONCE_INIT;
+
+static void find_per_thread_entries(void)
+{
+    for (int id = 0; id < AG_EP_COUNT; id++) {
+        size_t len = strlen(ag_entry_name[id]);
+        per_thread_entry[id] = len > 5 && (strcmp(ag_entry_name[id] + len - 5, "_ptsz") == 0 ||
+                                           strcmp(ag_entry_name[id] + len - 5, "_ptds") == 0);
+    }
+}
+
+static uintptr_t stream_key(CUstream s, int entry)
+{
+    if (s == NULL) {
+        pthread_once(&per_thread_once, find_per_thread_entries);
+        return per_thread_entry[entry] ? AG_STREAM_PER_THREAD : AG_STREAM_LEGACY;
+    }
+    if (s == CU_STREAM_LEGACY)
+        return AG_STREAM_LEGACY;
+    if (s == CU_STREAM_PER_THREAD)
+        return AG_STREAM_PER_THREAD;
+    return (uintptr_t)s;
+}
+
+CUstream ag_stream_handle(uintptr_t key)
+{
+    if (key == AG_STREAM_LEGACY)
+        return CU_STREAM_LEGACY;
+    if (key == AG_STREAM_PER_THREAD)
+        return CU_STREAM_PER_THREAD;
+    return (CUstream)key;
+}
+
+static uintptr_t current_context(void)
+{
+    CUcontext ctx = NULL;
+    DRIVER_FN(get_current, cuCtxGetCurrent);
+    if (get_current)
+        get_current(&ctx);
+    return (uintptr_t)ctx;
+}
+
+static void op_init(struct ag_op *op, int kind, int entry, CUstream stream)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = (unsigned char)kind;
+    op->entry = (unsigned short)entry;
+    op->stream = stream_key(stream, entry);
+    op->ctx = current_context();
+}
+
+static int reject(struct ag_op *op, const char *why)
+{
+    op->reject = why;
+    op->hash = (uint64_t)op->entry;
+    return 0;
+}
+
+static void op_finish(struct ag_op *op, unsigned char *buf, uint32_t shape_len, uint32_t args_len)
+{
+    op->shape = buf;
+    op->shape_len = shape_len;
+    op->args = buf + shape_len;
+    op->args_len = args_len;
+    op->hash = ag_hash_bytes(ag_hash_mix(op->kind, op->entry), buf, shape_len);
+}
+
+/* ---- kernel parameter layouts ----------------------------------------------------- */
+
+struct ag_layout {
+    uintptr_t func;
+    unsigned generation;
+    int count;
+    uint32_t total;
+    uint32_t *offset, *size;
+    UT_hash_handle hh;
+};
+
+static struct ag_layout *layouts;
+static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned layout_generation = 1;
+static _Thread_local struct ag_layout *last_layout;
+
+void ag_record_forget_layouts(void)
+{
+    __atomic_add_fetch(&layout_generation, 1, __ATOMIC_RELEASE);
+}
+
+static int query_layout(CUfunction f, struct ag_layout *l)
+{
+    DRIVER_FN(func_info, cuFuncGetParamInfo);
+    DRIVER_FN(kernel_info, cuKernelGetParamInfo);
+    size_t cap = 0;
+    int use_kernel = 0;
+    for (int i = 0;; i++) {
+        size_t off, size;
+        CUresult rc = CUDA_ERROR_NOT_FOUND;
+        if (!use_kernel && func_info)
+            rc = func_info(f, (size_t)i, &off, &size);
+        if (rc == CUDA_ERROR_INVALID_HANDLE && i == 0 && kernel_info) {
+            use_kernel = 1;
+            rc = kernel_info((CUkernel)f, (size_t)i, &off, &size);
+        } else if (use_kernel) {
+            rc = kernel_info((CUkernel)f, (size_t)i, &off, &size);
+        }
+        if (rc == CUDA_ERROR_INVALID_VALUE)
+            return 1;                    /* past the last parameter */
+        if (rc != CUDA_SUCCESS)
+            return 0;
+        if ((size_t)l->count == cap) {
+            cap = cap ? 2 * cap : 8;
+            l->offset = realloc(l->offset, cap * sizeof *l->offset);
+            l->size = realloc(l->size, cap * sizeof *l->size);
+            if (l->offset == NULL || l->size == NULL)
+                return 0;
+        }
+        l->offset[l->count] = (uint32_t)off;
+        l->size[l->count] = (uint32_t)size;
+        if (off + size > l->total)
+            l->total = (uint32_t)(off + size);
+        l->count++;
+    }
+}
+
+static const struct ag_layout *layout_of(CUfunction f)
+{
+    unsigned gen = __atomic_load_n(&layout_generation, __ATOMIC_ACQUIRE);
+    uintptr_t key = (uintptr_t)f;
+    struct ag_layout *l = last_layout;
+
+    if (l && l->func == key && l->generation == gen)
+        return l;
+    pthread_mutex_lock(&layout_lock);
+    HASH_FIND(hh, layouts, &key, sizeof key, l);
+    if (l && l->generation != gen) {
+        HASH_DEL(layouts, l);            /* stale: the old one stays allocated, as */
+        l = NULL;                        /* ops and graphs may still point to it */
+    }
+    if (l == NULL) {
+        l = calloc(1, sizeof *l);
+        if (l && query_layout(f, l)) {
+            l->func = key;
+            l->generation = gen;
+            HASH_ADD(hh, layouts, func, sizeof l->func, l);
+        } else if (l) {
+            free(l->offset);
+            free(l->size);
+            free(l);
+            l = NULL;
+        }
+    }
+    pthread_mutex_unlock(&layout_lock);
+    if (l)
+        last_layout = l;
+    return l;
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+struct kernel_shape {
+    uint64_t func;
+    uint32_t grid[3], block[3], smem, form, args_len, nattrs;
+};
+enum { FORM_PARAMS, FORM_EXTRA };
+
+struct attr_record { uint32_t id, pad; unsigned char value[sizeof(CUlaunchAttributeValue)]; };
+
+/* Bytes of an attribute's value that mean something; 0: not recorded. */
+static size_t attr_size(CUlaunchAttributeID id)
+{
+    switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        return sizeof(int);
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        return 3 * sizeof(unsigned);
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        return sizeof(CUlaunchMemSyncDomainMap);
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        return sizeof(CUaccessPolicyWindow);
+    default:
+        return 0;
+    }
+}
+
+/* Size of the packed buffer of an `extra` array, or -1 if it has other keys. */
+static long extra_buffer(void **extra, void **buf)
+{
+    long size = -1;
+    *buf = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            *buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = (long)*(size_t *)extra[i + 1];
+        else
+            return -1;
+    }
+    return *buf ? size : -1;
+}
+
+static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
+                                const unsigned block[3], unsigned smem,
+                                const CUlaunchAttribute *attrs, unsigned nattrs,
+                                void **params, void **extra)
+{
+    struct kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem, .nattrs = nattrs };
+    const struct ag_layout *l = NULL;
+    void *buf_in = NULL;
+    long args_len;
+    size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
+    unsigned char *buf;
+
+    memcpy(ks.grid, grid, sizeof ks.grid);
+    memcpy(ks.block, block, sizeof ks.block);
+    if (extra && !params) {
+        args_len = extra_buffer(extra, &buf_in);
+        if (args_len < 0)
+            return reject(op, "kernel launch with an `extra` array other than a packed buffer");
+        ks.form = FORM_EXTRA;
+    } else {
+        l = layout_of(f);
+        if (l == NULL)
+            return reject(op, "kernel whose parameter layout the driver does not report");
+        if (l->count && !params)
+            return reject(op, "kernel launch without parameters");
+        args_len = l->total;
+        ks.form = FORM_PARAMS;
+    }
+    ks.args_len = (uint32_t)args_len;
+    buf = scratch_get(shape_len + (size_t)args_len);
+    if (buf == NULL)
+        return reject(op, "out of memory");
+    memset(buf, 0, shape_len + (size_t)args_len);
+    memcpy(buf, &ks, sizeof ks);
+    for (unsigned a = 0; a < nattrs; a++) {
+        struct attr_record *r = (struct attr_record *)(buf + sizeof ks) + a;
+        size_t size = attr_size(attrs[a].id);
+        if (size == 0)
+            return reject(op, "kernel launch with a launch attribute that is not recorded");
+        r->id = attrs[a].id;
+        memcpy(r->value, &attrs[a].value, size);
+    }
+    if (l)
+        for (int p = 0; p < l->count; p++)
+            memcpy(buf + shape_len + l->offset[p], params[p], l->size[p]);
+    else
+        memcpy(buf + shape_len, buf_in, (size_t)args_len);
+    op->layout = l;
+    op_finish(op, buf, (uint32_t)shape_len, (uint32_t)args_len);
+    return 1;
+}
+
+int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, unsigned gy,
+                     unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                     CUstream stream, void **kernel_params, void **extra)
+{
+    const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+    op_init(op, AG_OP_KERNEL, entry, stream);
+    return record_kernel_common(op, f, grid, block, smem, NULL, 0, kernel_params, extra);
+}
+
+int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *config,
+                        CUfunction f, void **kernel_params, void **extra)
+{
+    unsigned grid[3], block[3];
+    if (config == NULL) {
+        memset(op, 0, sizeof *op);
+        op->entry = (unsigned short)entry;
+        return reject(op, "cuLaunchKernelEx without a configuration");
+    }
+    op_init(op, AG_OP_KERNEL, entry, config->hStream);
+    grid[0] = config->gridDimX, grid[1] = config->gridDimY, grid[2] = config->gridDimZ;
+    block[0] = config->blockDimX, block[1] = config->blockDimY, block[2] = config->blockDimZ;
+    if (config->numAttrs && config->attrs == NULL)
+        return reject(op, "cuLaunchKernelEx with attributes missing");
+    return record_kernel_common(op, f, grid, block, config->sharedMemBytes, config->attrs,
+                                config->numAttrs, kernel_params, extra);
+}
+
+int ag_record_kernel_params(const struct ag_op *op, void **ptrs, int room, void **extra_buf,
+                            size_t *extra_size)
+{
+    const struct ag_layout *l = op->layout;
+    if (l == NULL) {
+        *extra_buf = (void *)op->args;
+        *extra_size = op->args_len;
+        return -1;
+    }
+    for (int p = 0; p < l->count && p < room; p++)
+        ptrs[p] = (void *)(op->args + l->offset[p]);
+    return l->count;
+}
+
+/* ---- memsets, copies, events ------------------------------------------------------ */
+
+struct memset_shape { uint64_t count; uint32_t elem, pad; };
+
+int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
+                     size_t count, CUstream stream, unsigned elem_size)
+{
+    struct memset_shape ms = { .count = count, .elem = elem_size };
+    struct ag_memset_args ma = { .dst = dst, .value = value };
+    unsigned char *buf = scratch_get(sizeof ms + sizeof ma);
+    op_init(op, AG_OP_MEMSET, entry, stream);
+    if (buf == NULL)
+        return reject(op, "out of memory");
+    memcpy(buf, &ms, sizeof ms);
+    memcpy(buf + sizeof ms, &ma, sizeof ma);
+    op_finish(op, buf, sizeof ms, sizeof ma);
+    return 1;
+}
+
+/* Memory type of an address: CU_MEMORYTYPE_DEVICE / _HOST (pinned), 0 if pageable. */
+static unsigned memory_type(uintptr_t ptr)
+{
+    DRIVER_FN(get_attribute, cuPointerGetAttribute);
+    unsigned type = 0;
+    if (get_attribute == NULL ||
+        get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return 0;
+    return type;
+}
+
+struct copy_shape { uint64_t bytes; uint32_t dst_type, src_type; };
+
+int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, size_t bytes,
+                   CUstream stream)
+{
+    struct copy_shape cs = { .bytes = bytes };
+    struct ag_copy_args ca = { .dst = dst, .src = src };
+    unsigned char *buf;
+    op_init(op, AG_OP_MEMCPY, entry, stream);
+    cs.dst_type = memory_type(dst);
+    cs.src_type = memory_type(src);
+    if (cs.dst_type == 0 || cs.src_type == 0)
+        return reject(op, "asynchronous copy to or from pageable host memory");
+    buf = scratch_get(sizeof cs + sizeof ca);
+    if (buf == NULL)
+        return reject(op, "out of memory");
+    memcpy(buf, &cs, sizeof cs);
+    memcpy(buf + sizeof cs, &ca, sizeof ca);
+    op_finish(op, buf, sizeof cs, sizeof ca);
+    return 1;
+}
+
+struct event_shape { uint64_t event; uint32_t flags, pad; };
+
+static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,
+                           CUstream stream, unsigned flags)
+{
+    struct event_shape es = { .event = (uint64_t)(uintptr_t)event, .flags = flags };
+    unsigned char *buf = scratch_get(sizeof es);
+    op_init(op, kind, entry, stream);
+    op->event = (uintptr_t)event;
+    if (buf == NULL)
+        return reject(op, "out of memory");
+    if (flags != 0)
+        return reject(op, "event record or wait with flags");
+    memcpy(buf, &es, sizeof es);
+    op_finish(op, buf, sizeof es, 0);
+    return 1;
+}
+
+int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream stream,
+                           unsigned flags)
+{
+    return record_event_op(op, AG_OP_EVENT_RECORD, entry, event, stream, flags);
+}
+
+int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent event,
+                         unsigned flags)
+{
+    return record_event_op(op, AG_OP_EVENT_WAIT, entry, event, stream, flags);
+}
+
+/* ---- issuing an op again ---------------------------------------------------------- */
+
+static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
+{
+    const struct kernel_shape *ks = (const void *)op->shape;
+    void *stack_ptrs[64], **ptrs = stack_ptrs, *extra[5], *buf = NULL;
+    size_t size = 0;
+    int count = ag_record_kernel_params(op, NULL, 0, &buf, &size);
+    CUresult rc;
+
+    if (count > 64 && (ptrs = malloc((size_t)count * sizeof *ptrs)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (count >= 0) {
+        ag_record_kernel_params(op, ptrs, count, &buf, &size);
+    } else {
+        extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = buf;
+        extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = &size;
+        extra[4] = CU_LAUNCH_PARAM_END;
+    }
+    if (ks->nattrs == 0 && (op->entry == AG_EP_cuLaunchKernel || op->entry == AG_EP_cuLaunchKernel_ptsz)) {
+        __typeof__(&cuLaunchKernel) launch = ag_real_fn(op->entry);
+        rc = launch((CUfunction)(uintptr_t)ks->func, ks->grid[0], ks->grid[1], ks->grid[2],
+                    ks->block[0], ks->block[1], ks->block[2], ks->smem, stream,
+                    count >= 0 ? ptrs : NULL, count >= 0 ? NULL : extra);
+    } else {
+        __typeof__(&cuLaunchKernelEx) launch = ag_real_fn(op->entry);
+        CUlaunchAttribute attrs[16];
+        const struct attr_record *r = (const void *)(op->shape + sizeof *ks);
+        CUlaunchConfig cfg = {
+            .gridDimX = ks->grid[0], .gridDimY = ks->grid[1], .gridDimZ = ks->grid[2],
+            .blockDimX = ks->block[0], .blockDimY = ks->block[1], .blockDimZ = ks->block[2],
+            .sharedMemBytes = ks->smem, .hStream = stream, .attrs = attrs,
+            .numAttrs = ks->nattrs < 16 ? ks->nattrs : 16,
+        };
+        for (unsigned a = 0; a < cfg.numAttrs; a++) {
+            memset(&attrs[a], 0, sizeof attrs[a]);
+            attrs[a].id = (CUlaunchAttributeID)r[a].id;
+            memcpy(&attrs[a].value, r[a].value, sizeof attrs[a].value);
+        }
+        rc = launch(&cfg, (CUfunction)(uintptr_t)ks->func, count >= 0 ? ptrs : NULL,
+                    count >= 0 ? NULL : extra);
+    }
+    if (ptrs != stack_ptrs)
+        free(ptrs);
+    return rc;
+}
+
+static CUresult issue_memset(const struct ag_op *op, CUstream stream)
+{
+    const struct memset_shape *ms = (const void *)op->shape;
+    const struct ag_memset_args *ma = (const void *)op->args;
+    void *fn = ag_real_fn(op->entry);
+    switch (ms->elem) {
+    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma->dst, (unsigned char)ma->value, ms->count, stream);
+    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma->dst, (unsigned short)ma->value, ms->count, stream);
+    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma->dst, ma->value, ms->count, stream);
+    }
+}
+
+static CUresult issue_copy(const struct ag_op *op, CUstream stream)
+{
+    const struct copy_shape *cs = (const void *)op->shape;
+    const struct ag_copy_args *ca = (const void *)op->args;
+    void *fn = ag_real_fn(op->entry);
+    switch (op->entry) {
+    case AG_EP_cuMemcpyHtoDAsync_v2:
+    case AG_EP_cuMemcpyHtoDAsync_v2_ptsz:
+        return ((__typeof__(&cuMemcpyHtoDAsync))fn)(ca->dst, (const void *)(uintptr_t)ca->src,
+                                                   cs->bytes, stream);
+    case AG_EP_cuMemcpyDtoHAsync_v2:
+    case AG_EP_cuMemcpyDtoHAsync_v2_ptsz:
+        return ((__typeof__(&cuMemcpyDtoHAsync))fn)((void *)(uintptr_t)ca->dst, ca->src,
+                                                   cs->bytes, stream);
+    default:   /* cuMemcpyAsync and cuMemcpyDtoDAsync share this prototype */
+        return ((__typeof__(&cuMemcpyAsync))fn)(ca->dst, ca->src, cs->bytes, stream);
+    }
+}
+
+CUresult ag_record_issue(const struct ag_op *op, CUstream stream)
+{
+    void *fn = ag_real_fn(op->entry);
+    if (fn == NULL)
+        return CUDA_ERROR_NOT_FOUND;
+    switch (op->kind) {
+    case AG_OP_KERNEL:
+        return issue_kernel(op, stream);
+    case AG_OP_MEMSET:
+        return issue_memset(op, stream);
+    case AG_OP_MEMCPY:
+        return issue_copy(op, stream);
+    case AG_OP_EVENT_RECORD:
+        if (op->entry == AG_EP_cuEventRecord || op->entry == AG_EP_cuEventRecord_ptsz)
+            return ((__typeof__(&cuEventRecord))fn)((CUevent)op->event, stream);
+        return ((__typeof__(&cuEventRecordWithFlags))fn)((CUevent)op->event, stream, 0);
+    case AG_OP_EVENT_WAIT:
+        return ((__typeof__(&cuStreamWaitEvent))fn)(stream, (CUevent)op->event, 0);
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}

@@ -1,0 +1,52 @@
+/* record_ops.h -- record: turning driver calls into struct ag_op, and back.
+ *
+ * The recorders (one per kind of call in record_points.def) copy what identifies a
+ * call (its shape) and what parameterizes it (its args) into a per-thread scratch
+ * buffer and fill a struct ag_op that points into it; the engine copies what it
+ * keeps.  ag_record_issue makes the call again from an op, on its own stream or on
+ * another one (the backend's capture streams).
+ */
+#ifndef AG_RECORD_OPS_H
+#define AG_RECORD_OPS_H
+
+#include <cuda.h>
+
+#include "op.h"
+
+int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, unsigned gy,
+                     unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                     CUstream stream, void **kernel_params, void **extra);
+int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *config,
+                        CUfunction f, void **kernel_params, void **extra);
+int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
+                     size_t count, CUstream stream, unsigned elem_size);
+int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, size_t bytes,
+                   CUstream stream);
+int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream stream,
+                           unsigned flags);
+int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent event,
+                         unsigned flags);
+
+/* Makes op's call again, on `stream` (a stream handle, not a key). */
+CUresult ag_record_issue(const struct ag_op *op, CUstream stream);
+
+/* The stream handle that a key stands for. */
+CUstream ag_stream_handle(uintptr_t key);
+
+/* Kernel parameter pointers for op's args: fills ptrs (room for `room`), returns
+ * the count, or -1 when op uses the `extra` form (then *extra_buf is filled). */
+int ag_record_kernel_params(const struct ag_op *op, void **ptrs, int room, void **extra_buf,
+                            size_t *extra_size);
+
+/* Shapes and args of the non-kernel kinds (read by the backend to patch). */
+struct ag_memset_args { uint64_t dst; uint32_t value, pad; };
+struct ag_copy_args { uint64_t dst, src; };
+
+/* Functions of the driver that are not wrapped entry points, resolved by name
+ * through the real cuGetProcAddress (for this header's CUDA version). */
+void *ag_driver_proc(const char *name);
+
+/* Forgets kernel parameter layouts (a module was unloaded: handles may be reused). */
+void ag_record_forget_layouts(void);
+
+#endif
