@@ -218,6 +218,29 @@ static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgrap
     return rc != CUDA_SUCCESS ? rc : end_rc;
 }
 
+/* After a failed build, a capture stream the driver left capturing (a failed end of
+ * capture can) is destroyed, to be created afresh: it must never stay capturing. */
+static void reset_capture_streams(void)
+{
+    static __typeof__(&cuStreamIsCapturing) is_capturing;
+    static __typeof__(&cuStreamDestroy) destroy;
+    if (is_capturing == NULL)
+        is_capturing = (__typeof__(&cuStreamIsCapturing))ag_driver_proc("cuStreamIsCapturing");
+    if (destroy == NULL)
+        destroy = (__typeof__(&cuStreamDestroy))ag_driver_proc("cuStreamDestroy");
+    for (int s = 0; s < AG_MAX_SLOTS; s++) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (be.capture[s] == NULL || is_capturing == NULL)
+            continue;
+        if (is_capturing(be.capture[s], &status) != CUDA_SUCCESS ||
+            status != CU_STREAM_CAPTURE_STATUS_NONE) {
+            if (destroy)
+                destroy(be.capture[s]);
+            be.capture[s] = NULL;
+        }
+    }
+}
+
 static int backend_build(const struct ag_op *ops, int n, int nslots, void **graph_out,
                          void **nodes)
 {
@@ -229,6 +252,8 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
         rc = ensure_objects((CUcontext)ops[0].ctx, nslots, (size_t)n + AG_MAX_SLOTS);
     if (rc == CUDA_SUCCESS)
         rc = capture_chunk(ops, n, nslots, &graph, nodes);
+    if (rc != CUDA_SUCCESS)
+        reset_capture_streams();
     leave_context(pushed);
     if (rc != CUDA_SUCCESS) {
         static __typeof__(&cuGraphDestroy) destroy;

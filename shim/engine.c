@@ -100,7 +100,7 @@ static void judge_window(void)
     struct ag_window *w = &ag_eng.w;
     struct ag_template *known;
     enum ag_skip why;
-    int varied = 0;
+    int varied = 0, attempts;
 
     if (w->hash == ag_eng.last_hash) {
         ag_eng.repeats++;
@@ -110,8 +110,11 @@ static void judge_window(void)
         ag_eng.repeats = 1;
     }
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
-    if (known)
+    if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES))
         return;                      /* already a graph, or known not to build */
+    attempts = known ? known->build_attempts : 0;
+    if (known)
+        ag_template_retire(known, "retrying the build");
     why = slice_check(w, 0, w->n);
     if (why == AG_SKIP_NONE && ag_eng.repeats < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
@@ -119,7 +122,7 @@ static void judge_window(void)
         skip_window(w->hash, why, w->n);
         return;
     }
-    ag_template_build(w, 0, w->n);
+    ag_template_build(w, 0, w->n, attempts);
 }
 
 /* Ends the window: held ops are issued; a sync-delimited window is judged. */
@@ -150,7 +153,7 @@ static void look_for_period(void)
         w->period_base = w->n;       /* look again in what follows */
         return;
     }
-    ag_template_build(w, start, w->n);
+    ag_template_build(w, start, w->n, 0);
     ag_eng.s.period_cuts++;
     end_window(AG_FLUSH_NONE);
 }

@@ -22,6 +22,7 @@
 #define AG_PERIOD_MAX  4096    /* longest period looked for */
 #define AG_WINDOW_MAX  (1u << 17)  /* ops in one window before it is cut */
 #define AG_HISTORY     8       /* arg sets remembered per chunk */
+#define AG_BUILD_TRIES 3       /* builds tried per window before giving up */
 
 /* Why a window was not made into a graph. */
 enum ag_skip {
@@ -117,7 +118,8 @@ struct ag_template {
     unsigned char *shapes;
     struct ag_chunk *chunks;
     size_t kernels;
-    int retired, failed;
+    int retired, failed;        /* failed: a stub for a window that did not build */
+    int build_attempts;
     unsigned long replays, mismatches;
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
@@ -178,7 +180,8 @@ void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
 const char *ag_skip_name(enum ag_skip why);
 
 /* engine_template.c */
-struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b);
+struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b,
+                                      int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
 int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,

@@ -227,7 +227,8 @@ static void register_template(struct ag_template *t)
 
 /* Builds a template from window ops [a, b).  Returns it registered, or NULL (a
  * failed build is registered as a stub so that the same window is not retried). */
-struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b)
+struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b,
+                                      int attempts)
 {
     struct ag_template *t = calloc(1, sizeof *t);
     int rc = -1;
@@ -258,6 +259,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
             return NULL;
         t->hash = hash;
         t->failed = 1;
+        t->build_attempts = attempts + 1;
         register_template(t);
         return NULL;
     }

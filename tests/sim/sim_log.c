@@ -5,6 +5,10 @@
  * label, host pointers as "host".  SIM_LOG_GRAPH=plain (default) logs ops run
  * by a graph exactly like eager ones; =marked prefixes them with "g:".
  * SIM_LOG_SKIP=class,... leaves out lines whose first word is a listed class.
+ * SIM_LOG_STREAMS=show (default) names streams by label (s<N>, legacy, ptds);
+ * =hide writes every " stream=<label>" as " stream=s?", so that runs whose ops
+ * reach the same stream work through different streams (e.g. a graph captured
+ * on a helper stream) compare equal.
  * At exit, one "checksum" line (FNV-1a) per live simulator-owned allocation.
  * Called with the global lock held.
  */
@@ -19,17 +23,21 @@
 static FILE *log_file;
 static int log_state;             /* 0 unread, 1 on, -1 off */
 static int log_marked;
+static int log_hide_streams;
 static char *log_skip;
 
 static void log_open(void)
 {
     const char *path = getenv("SIM_LOG"), *mode = getenv("SIM_LOG_GRAPH");
-    const char *skip = getenv("SIM_LOG_SKIP");
+    const char *skip = getenv("SIM_LOG_SKIP"), *streams = getenv("SIM_LOG_STREAMS");
 
     log_state = -1;
     if (mode && *mode && strcmp(mode, "plain") && strcmp(mode, "marked"))
         fprintf(stderr, "sim: ignoring SIM_LOG_GRAPH='%s' (plain|marked)\n", mode);
     log_marked = mode && strcmp(mode, "marked") == 0;
+    if (streams && *streams && strcmp(streams, "show") && strcmp(streams, "hide"))
+        fprintf(stderr, "sim: ignoring SIM_LOG_STREAMS='%s' (show|hide)\n", streams);
+    log_hide_streams = streams && strcmp(streams, "hide") == 0;
     if (skip && *skip) {
         log_skip = sim_xcalloc(strlen(skip) + 3, 1);
         sprintf(log_skip, ",%s,", skip);
@@ -70,6 +78,29 @@ static int log_skipped(const char *line)
     return strstr(log_skip, word) != NULL;
 }
 
+/* SIM_LOG_STREAMS=hide: line with every " stream=<label>" as " stream=s?"
+ * (malloc'd; line is freed). */
+static char *log_hide_labels(char *line)
+{
+    static const char key[] = " stream=";
+    size_t k = sizeof key - 1;
+    char *out = sim_xcalloc(2 * strlen(line) + 3, 1), *w = out;
+    for (const char *p = line; *p;) {
+        if (strncmp(p, key, k) == 0) {
+            memcpy(w, key, k);
+            memcpy(w + k, "s?", 2);
+            w += k + 2;
+            p += k;
+            while (*p && *p != ' ')
+                p++;
+            continue;
+        }
+        *w++ = *p++;
+    }
+    free(line);
+    return out;
+}
+
 void sim_log_line(int in_graph, const char *fmt, ...)
 {
     char *line;
@@ -83,6 +114,8 @@ void sim_log_line(int in_graph, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return;
+    if (log_hide_streams)
+        line = log_hide_labels(line);
     if (!log_skipped(line)) {
         fprintf(log_file, "%s%s\n", in_graph && log_marked ? "g:" : "", line);
         fflush(log_file);

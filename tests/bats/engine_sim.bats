@@ -1,0 +1,301 @@
+#!/usr/bin/env bats
+# engine_sim.bats -- property test of the graphing engine on the CPU simulator.
+#
+# build/sim/progs/engine_fuzz SEED NOPS [noevents] (tests/sim/progs/engine_fuzz.c) builds
+# a random multi-stream program from SEED and runs it until NOPS stream operations
+# were submitted.  Every run is made without the shim and with
+# LD_PRELOAD=build/libautograph.so, both with SIM_LOG_SKIP=event (the shim adds its
+# own join events) and SIM_LOG_STREAMS=hide (captured nodes carry the label of the
+# shim's capture stream): exit status 0, stdout (host-side checksums) and the
+# execution log must be identical byte for byte.  The engine's exit summaries must
+# show that it really graphed: a passthrough shim fails the tests that say so.
+#
+# Reproduce one run by hand (the failure message prints the exact command):
+#   LD_LIBRARY_PATH=build/sim SIM_LOG=/tmp/a.log SIM_LOG_SKIP=event SIM_LOG_STREAMS=hide \
+#       build/sim/progs/engine_fuzz 7 4000
+#   ... again with LD_PRELOAD=$PWD/build/libautograph.so SIM_LOG=/tmp/b.log; diff the logs
+#   ENGINE_FUZZ_DUMP=1 describes the generated program on stderr.
+#
+# A run is named by a spec: "SEED" or "SEED:noevents".  In noevents programs the
+# program itself never calls cuStreamCreate, cuEventCreate, cuEventRecord or
+# cuStreamWaitEvent, so SIM_FAIL=<one of those>:k hits the shim's own call.
+
+# Property test (a): >= 100000 ops per run of this file, fixed for CI.
+FUZZ_OPS=4000
+FUZZ_SPECS=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
+            101:noevents 102:noevents 103:noevents 104:noevents 105:noevents)
+# (b) other AUTOGRAPH_WARMUP values, (d) AUTOGRAPH=off / AUTOGRAPH_EXPLAIN=1
+WARMUP_SPECS=(13 19 101:noevents)
+OFF_SPECS=(1 13 101:noevents)
+# (c) fault injection: the driver functions the shim itself calls.  Each one fails
+# on its 1st call (those in SHIM_FAULT_AT3 also on their 3rd, and SHIM_FAULT_LATER
+# lists later calls, in the middle of replays) under SIM_FAIL; the engine must fall
+# back to eager execution.  A spec whose program calls the function itself does
+# not test it (the noevents spec tests them all).
+SHIM_DRIVER_CALLS="cuStreamCreate cuEventCreate cuStreamBeginCapture_v2 cuStreamEndCapture
+    cuStreamGetCaptureInfo_v3 cuGraphInstantiateWithFlags cuGraphLaunch
+    cuGraphExecKernelNodeSetParams_v2 cuGraphKernelNodeGetParams_v2 cuEventRecord
+    cuStreamWaitEvent cuGraphDestroy cuGraphExecDestroy"
+SHIM_FAULT_AT3="cuGraphLaunch cuGraphExecKernelNodeSetParams_v2"
+SHIM_FAULT_LATER="cuGraphLaunch:40 cuGraphExecKernelNodeSetParams_v2:300 cuEventRecord:100
+    cuStreamWaitEvent:101 cuStreamBeginCapture_v2:2 cuGraphInstantiateWithFlags:2"
+FAULT_SPECS=(101:noevents 13)
+FAULT_OPS=3000
+# ... and these must really be called by the shim on FAULT_SPECS (else (c) tests nothing)
+SHIM_FAULT_MUST_REACH="cuStreamBeginCapture_v2 cuStreamEndCapture cuGraphInstantiateWithFlags
+    cuGraphLaunch"
+
+setup() {
+    cd "$BATS_TEST_DIRNAME/../.."
+    [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
+    [ -x build/sim/progs/engine_fuzz ] || skip "engine_fuzz not built (make sim)"
+    [ -f build/libautograph.so ] || skip "shim not built"
+    local v
+    for v in $(compgen -e); do       # the runs set exactly what they need
+        case "$v" in AUTOGRAPH*|SIM_*|ENGINE_FUZZ_*) unset "$v" ;; esac
+    done
+    tmp="$BATS_TEST_TMPDIR"
+    shim="$PWD/build/libautograph.so"
+}
+
+# (Helpers avoid subshells and external commands where they can: under bats every
+# fork costs milliseconds, and the property test makes hundreds of runs.)
+
+# fuzz TAG SPEC NOPS [VAR=VALUE...]: one run of engine_fuzz with those variables;
+# leaves $tmp/TAG.{log,out,err}, the exit status in rc_TAG and the command in cmd_TAG
+fuzz() {
+    local tag=$1 spec=$2 nops=$3 rc=0
+    shift 3
+    local args=("${spec%%:*}" "$nops")
+    [[ "$spec" != *:noevents ]] || args+=(noevents)
+    rm -f "$tmp/$tag".*
+    local cmd=(LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/$tag.log" SIM_LOG_SKIP=event
+               SIM_LOG_STREAMS=hide "$@" build/sim/progs/engine_fuzz "${args[@]}")
+    printf -v "cmd_$tag" '%s' "${cmd[*]}"
+    env "${cmd[@]}" >"$tmp/$tag.out" 2>"$tmp/$tag.err" || rc=$?
+    printf -v "rc_$tag" '%s' "$rc"
+}
+
+# fuzz_shim TAG SPEC NOPS [VAR=VALUE...]: the same with the shim (summary in $tmp/TAG.summary)
+fuzz_shim() {
+    local tag=$1 spec=$2 nops=$3
+    shift 3
+    fuzz "$tag" "$spec" "$nops" LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" "$@"
+}
+
+# same REF TAG WHAT: both runs exited 0 with identical stdout and SIM_LOG; else says
+# what differs (first differing lines, the commands) and returns 1.
+same() {
+    local ref=$1 tag=$2 what=$3 rc_ref rc_tag cmd_ref cmd_tag f
+    rc_ref=rc_$ref rc_tag=rc_$tag cmd_ref=cmd_$ref cmd_tag=cmd_$tag
+    if [ "${!rc_ref}" != 0 ]; then
+        echo "FAIL $what: the run without the shim exited ${!rc_ref}"
+        tail -n 5 "$tmp/$ref.err"
+        echo "  command: ${!cmd_ref}"
+        return 1
+    fi
+    if [ "${!rc_tag}" != 0 ]; then
+        echo "FAIL $what: exit status ${!rc_tag} with the shim (want 0); stderr ends:"
+        tail -n 5 "$tmp/$tag.err"
+        echo "  command: ${!cmd_tag}"
+        return 1
+    fi
+    for f in log out; do
+        if ! cmp -s "$tmp/$ref.$f" "$tmp/$tag.$f"; then
+            if [ $f = log ]; then
+                echo "FAIL $what: SIM_LOG differs; first differing lines (< without the shim, > with):"
+            else
+                echo "FAIL $what: stdout (checksums) differs; first differing lines:"
+            fi
+            diff "$tmp/$ref.$f" "$tmp/$tag.$f" | head -n 12
+            echo "  without: ${!cmd_ref}"
+            echo "  with:    ${!cmd_tag}"
+            return 1
+        fi
+    done
+}
+
+# load TAG: reads run TAG's summary into S[key] (numeric "key N" lines) and the
+# number of ops it submitted (its "engine_fuzz: ... ops=N ..." line) into OPS
+load() {
+    local k v line
+    declare -gA S=()
+    OPS=0
+    if [ -f "$tmp/$1.summary" ]; then
+        while read -r k v; do
+            [[ ! "$v" =~ ^[0-9]+$ ]] || S[$k]=$v
+        done <"$tmp/$1.summary"
+    fi
+    while read -r line; do
+        [[ ! "$line" =~ ^engine_fuzz:\ .*\ ops=([0-9]+) ]] || OPS=${BASH_REMATCH[1]}
+    done <"$tmp/$1.out"
+}
+
+# engine_line SPEC: the engine's counters of the last load, on one line
+engine_line() {
+    local k line="spec $1: ops=$OPS"
+    for k in windows templates replays chunk_launches launches_graphed launches_eager patches \
+             variants mismatches; do
+        line+=" $k=${S[$k]:-0}"
+    done
+    echo "$line"
+}
+
+@test "engine (a): property test: random programs log the same with the shim, and it graphs" {
+    local spec total=0 graphed=0 replays=0 fails=0
+    for spec in "${FUZZ_SPECS[@]}"; do
+        fuzz plain "$spec" "$FUZZ_OPS"
+        fuzz_shim shim "$spec" "$FUZZ_OPS"
+        same plain shim "seed $spec" || fails=$((fails + 1))
+        load shim
+        total=$((total + OPS))
+        graphed=$((graphed + ${S[launches_graphed]:-0}))
+        replays=$((replays + ${S[replays]:-0}))
+        engine_line "$spec"
+    done
+    echo "# engine property test: $total ops, ${#FUZZ_SPECS[@]} seeds" >&3
+    echo "# engine: launches_graphed $graphed, replays $replays over the set" >&3
+    echo "total: $total ops, $fails failing seeds, launches_graphed $graphed, replays $replays"
+    [ "$fails" -eq 0 ]
+    [ "$total" -ge 100000 ]
+    if [ "$graphed" -eq 0 ] || [ "$replays" -eq 0 ]; then
+        echo "FAIL: the shim graphed nothing (launches_graphed $graphed, replays $replays)"
+        return 1
+    fi
+}
+
+@test "engine (b): AUTOGRAPH_WARMUP=1 and =3: same log, and graphs" {
+    local spec w fails=0 graphed
+    for w in 1 3; do
+        graphed=0
+        for spec in "${WARMUP_SPECS[@]}"; do
+            fuzz plain "$spec" "$FUZZ_OPS"
+            fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH_WARMUP=$w
+            same plain shim "seed $spec, AUTOGRAPH_WARMUP=$w" || fails=$((fails + 1))
+            load shim
+            graphed=$((graphed + ${S[launches_graphed]:-0}))
+            echo "warmup $w: $(engine_line "$spec")"
+        done
+        if [ "$graphed" -eq 0 ]; then
+            echo "FAIL: AUTOGRAPH_WARMUP=$w: the shim graphed nothing"
+            fails=$((fails + 1))
+        fi
+    done
+    [ "$fails" -eq 0 ]
+}
+
+# called TAG: C[function] = how often run TAG (made with SIM_TRACE=1) called it
+called() {
+    local name n
+    declare -gA C=()
+    while read -r name n; do
+        C[$name]=$n
+    done < <(awk '$1 == "sim:" { c[$2]++ } END { for (k in c) print k, c[k] }' "$tmp/$1.err")
+}
+
+@test "engine (c): a failing driver call of the shim falls back to eager: same log, exit 0" {
+    local spec f e fails=0 runs=0 tested=" " faults=()
+    for f in $SHIM_DRIVER_CALLS; do
+        faults+=("$f:1")
+        [[ " $SHIM_FAULT_AT3 " != *" $f "* ]] || faults+=("$f:3")
+    done
+    faults+=($SHIM_FAULT_LATER)
+    for spec in "${FAULT_SPECS[@]}"; do
+        fuzz plain "$spec" "$FAULT_OPS"
+        # the driver functions the program calls itself (SIM_FAIL would hit those)
+        fuzz trace "$spec" "$FAULT_OPS" SIM_TRACE=1
+        [ "$rc_trace" = 0 ]
+        called trace
+        for e in "${faults[@]}"; do
+            f=${e%%:*}
+            if [ -n "${C[$f]:-}" ]; then
+                echo "seed $spec: the program calls $f itself; SIM_FAIL=$e not injected here"
+                continue
+            fi
+            tested+="$f "
+            fuzz_shim shim "$spec" "$FAULT_OPS" SIM_FAIL="$e"
+            runs=$((runs + 1))
+            same plain shim "seed $spec, SIM_FAIL=$e" || fails=$((fails + 1))
+            load shim
+            echo "SIM_FAIL=$e: $(engine_line "$spec")"
+        done
+    done
+    echo "# engine fault injection: $runs runs, $fails failed" >&3
+    for f in $SHIM_DRIVER_CALLS; do
+        if [[ "$tested" != *" $f "* ]]; then
+            echo "FAIL: $f was never injected (every fault spec's program calls it)"
+            fails=$((fails + 1))
+        fi
+    done
+    [ "$fails" -eq 0 ]
+}
+
+@test "engine (c'): the injected functions are really called by the shim on the fault seeds" {
+    local spec f n missing=0
+    declare -A by_shim=()
+    for spec in "${FAULT_SPECS[@]}"; do
+        fuzz plain "$spec" "$FAULT_OPS" SIM_TRACE=1
+        fuzz_shim shim "$spec" "$FAULT_OPS" SIM_TRACE=1
+        [ "$rc_plain" = 0 ]
+        [ "$rc_shim" = 0 ]
+        called plain
+        declare -A program=()
+        for f in "${!C[@]}"; do program[$f]=${C[$f]}; done
+        called shim
+        echo "seed $spec: calls with the shim minus calls without (< 0: program calls replayed in graphs):"
+        for f in $SHIM_DRIVER_CALLS; do
+            n=$((${C[$f]:-0} - ${program[$f]:-0}))
+            by_shim[$f]=$((${by_shim[$f]:-0} + n))
+            echo "  $f $n"
+        done
+    done
+    for f in $SHIM_FAULT_MUST_REACH; do
+        if [ "${by_shim[$f]}" -lt 3 ]; then
+            echo "FAIL: the shim called $f ${by_shim[$f]} times on the fault seeds (want >= 3)"
+            missing=$((missing + 1))
+        fi
+    done
+    [ "$missing" -eq 0 ]
+}
+
+@test "engine (d): AUTOGRAPH=off: same log, nothing graphed" {
+    local spec fails=0
+    for spec in "${OFF_SPECS[@]}"; do
+        fuzz plain "$spec" "$FUZZ_OPS"
+        fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH=off
+        same plain shim "seed $spec, AUTOGRAPH=off" || fails=$((fails + 1))
+        load shim
+        engine_line "$spec"
+        if [ "${S[launches_graphed]:-0}" -ne 0 ] || [ "${S[replays]:-0}" -ne 0 ]; then
+            echo "FAIL seed $spec: AUTOGRAPH=off but the summary counts graphed launches"
+            fails=$((fails + 1))
+        fi
+    done
+    [ "$fails" -eq 0 ]
+}
+
+@test "engine: AUTOGRAPH_EXPLAIN=1 changes nothing but stderr" {
+    local spec fails=0
+    for spec in "${OFF_SPECS[@]}"; do
+        fuzz plain "$spec" "$FUZZ_OPS"
+        fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH_EXPLAIN=1
+        same plain shim "seed $spec, AUTOGRAPH_EXPLAIN=1" || fails=$((fails + 1))
+    done
+    [ "$fails" -eq 0 ]
+}
+
+@test "engine_fuzz: deterministic and valid without the shim (every seed of the set)" {
+    local spec
+    for spec in "${FUZZ_SPECS[@]}"; do
+        fuzz run1 "$spec" 1000
+        fuzz run2 "$spec" 1000 SIM_LOG_STREAMS=show SIM_LOG_SKIP=
+        [ "$rc_run1" = 0 ] || { echo "seed $spec: exit $rc_run1"; cat "$tmp/run1.err"; false; }
+        cmp "$tmp/run1.out" "$tmp/run2.out"
+        # the same ops: only the event lines and the stream labels differ
+        diff "$tmp/run1.log" <(grep -v '^event' "$tmp/run2.log" | sed 's/ stream=[^ ]*/ stream=s?/g')
+    done
+    grep -q ' stream=s[0-9]' "$tmp/run2.log"
+    ! grep -q ' stream=[^s]\| stream=s[0-9]' "$tmp/run1.log" || false
+    run env LD_LIBRARY_PATH=build/sim build/sim/progs/engine_fuzz 1
+    [ "$status" -eq 2 ]
+}
