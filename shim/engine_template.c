@@ -243,8 +243,10 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
             rc = build_chunk(t, &t->chunks[c], w, a);
             if (rc == 0)
                 rc = new_variant(&t->chunks[c]);
-            if (rc == 0)
+            if (rc == 0) {
                 t->chunks[c].history[0] = args_hash(t->chunks[c].base, t->chunks[c].args_len);
+                t->chunks[c].history_next = 1;
+            }
         }
     }
     if (rc != 0) {

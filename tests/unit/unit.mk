@@ -6,10 +6,23 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 UNIT_SHIM_OBJS := $(BUILD)/shim/config.o $(BUILD)/shim/log.o $(BUILD)/shim/entry_points.o
 
+# The engine (sequence detection, matching, policy) is compiled here a second time,
+# without the CUDA include path: it must need no CUDA header.
+UNIT_ENGINE_SRCS := $(sort $(wildcard shim/engine*.c)) shim/flush_points.c
+UNIT_ENGINE_OBJS := $(UNIT_ENGINE_SRCS:shim/%.c=$(BUILD)/tests/unit/engine/%.o)
+UNIT_ENGINE_CPPFLAGS := -Iinclude -I$(BUILD)/gen $(CARRY_INC) -D_GNU_SOURCE
+
+$(BUILD)/tests/unit/engine/%.o: shim/%.c $(wildcard shim/*.h) shim/entry_points.def
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_ENGINE_CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/unit/test_engine: $(UNIT_ENGINE_OBJS)
+$(BUILD)/tests/unit/test_engine: UNIT_EXTRA_OBJS = $(UNIT_ENGINE_OBJS)
+
 .PHONY: unit-tests
 unit-tests: $(UNIT_BINS)
 test: unit-tests
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(UNIT_SHIM_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Ishim $(CFLAGS) -o $@ $< $(UNIT_SHIM_OBJS) -lpthread
+	$(CC) $(CPPFLAGS) -Ishim $(CFLAGS) -o $@ $< $(UNIT_EXTRA_OBJS) $(UNIT_SHIM_OBJS) -lpthread
