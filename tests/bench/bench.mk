@@ -3,20 +3,29 @@
 #   make bench         passthrough cost per launch, with vs without the shim, in one run
 #                      (tests/bench/bench.sh; prints a markdown table; "skipped: no GPU"
 #                      and exit 0 on a machine without a GPU)
+#                      then the engine benchmark (tests/bench/engine_bench.sh): tiny-kernel
+#                      loops eager / with the shim / hand-written graph, N = 10, 100, 1000,
+#                      static and shared cudart, and a non-repeating loop (~2.5 min on an H100)
+#   make bench-engine  the engine benchmark alone
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 
 BENCH_DIR     := $(BUILD)/bench
 BENCH_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
 BENCH_NVFLAGS ?= -O2 $(BENCH_GENCODE)
 BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
-                 $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv
+                 $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv \
+                 $(BENCH_DIR)/engine_bench_static $(BENCH_DIR)/engine_bench_shared
 
-.PHONY: bench bench-progs
+.PHONY: bench bench-engine bench-progs
 bench-progs: $(BENCH_PROGS)
 
-# bench.sh looks for a GPU first and only then builds (make all bench-progs) and runs.
+# Both scripts look for a GPU first and only then build (make all bench-progs) and run.
 bench:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/bench.sh
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/engine_bench.sh
+
+bench-engine:
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/engine_bench.sh
 
 $(BENCH_DIR)/probe: tests/gpu/probe.c
 	@mkdir -p $(@D)
@@ -34,3 +43,11 @@ $(BENCH_DIR)/launch_bench_drv: tests/bench/launch_bench.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -DAG_BENCH_DRV -cudart=static -o $@ $< \
 	    -L$(CUDA_HOME)/lib64/stubs -lcuda
+
+$(BENCH_DIR)/engine_bench_static: tests/bench/engine_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVFLAGS) -cudart=static -o $@ $<
+
+$(BENCH_DIR)/engine_bench_shared: tests/bench/engine_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(BENCH_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<

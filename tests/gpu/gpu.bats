@@ -5,6 +5,11 @@
 # Needs a usable GPU; every test says `skip "no GPU"` otherwise.  Builds what it needs
 # with `make all gpu-progs` (tests/gpu/gpu.mk) when a GPU is there.
 #
+# These tests check interception, not graphing: the shim always runs with AUTOGRAPH=off
+# here (ag_run in gpu_helpers.bash), since the engine (on by default) holds launches back
+# and replays them as graphs, which CUPTI counts differently.  The engine's own tests are
+# in tests/gpu/engine.bats.
+#
 # For each program: run without the shim -> output A; run with the shim AND the
 # independent CUPTI counter (tests/gpu/cupti_count.c, CUDA_INJECTION64_PATH) -> output B,
 # the shim's kernel_launches N_shim and CUPTI's kernel records N_cupti.  A == B byte for
@@ -119,7 +124,9 @@ need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUD
     ag_plain a "$AG_BIN/rt_static" 5 || { ag_show a; false; }
     # compute-sanitizer passes its environment (LD_PRELOAD included) to the target;
     # its own messages go to --log-file so stdout holds only the program's bytes.
-    env LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$t/san.sum.%p" \
+    # AUTOGRAPH=off: this compares launch counts (engine.bats runs it with the engine).
+    ag_env_clean
+    "${AG_ENV[@]}" LD_PRELOAD="$AG_SHIM" AUTOGRAPH=off AUTOGRAPH_SUMMARY_FILE="$t/san.sum.%p" \
         "$cs" --tool memcheck --error-exitcode 99 --log-file "$t/san.log" \
         "$AG_BIN/rt_static" 5 >"$t/san.out" 2>"$t/san.err" ||
         { sed 's/^/    /' "$t/san.log" | tail -n 40; ag_show san; false; }

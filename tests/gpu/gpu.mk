@@ -9,6 +9,10 @@
 #   rt_shared          (b) the same with -cudart=shared
 #   drv_prog           (c) driver API, embedded fatbin, params/extra/ptsz/Ex/cooperative
 #   libcupti_count.so  the independent CUPTI kernel counter (CUDA_INJECTION64_PATH)
+#   engine_static      tests/gpu/engine_prog.cu (tests/gpu/engine.bats): the engine's
+#                      workloads (tiny, jacobi, scalar, forkjoin, legacy, norepeat,
+#                      hostwork, rare), static cudart
+#   engine_shared      the same with -cudart=shared
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
 
 GPU_DIR      := $(BUILD)/gpu
@@ -26,7 +30,8 @@ GPU_CUDA_INC := -I$(CUDA_HOME)/include $(if $(wildcard $(CUDA_HOME)/extras/CUPTI
 GPU_CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE
 
 GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
-             $(GPU_DIR)/drv_prog $(GPU_DIR)/libcupti_count.so
+             $(GPU_DIR)/drv_prog $(GPU_DIR)/libcupti_count.so \
+             $(GPU_DIR)/engine_static $(GPU_DIR)/engine_shared
 
 .PHONY: gpu-progs
 gpu-progs: $(GPU_PROGS)
@@ -46,6 +51,14 @@ $(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
 
 $(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
+
+$(GPU_DIR)/engine_static: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
+
+$(GPU_DIR)/engine_shared: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 

@@ -1,4 +1,5 @@
-# gpu_helpers.bash -- helpers for tests/gpu/gpu.bats (loaded with `load gpu_helpers`).
+# gpu_helpers.bash -- helpers for tests/gpu/gpu.bats and tests/gpu/engine.bats (loaded
+# with `load gpu_helpers`).
 #
 # Every run leaves its files in $BATS_TEST_TMPDIR/<tag>.{out,err}; the shim's exit
 # summaries in <tag>.sum.<pid> and the CUPTI counter's counts in <tag>.cupti.<pid>.
@@ -48,14 +49,30 @@ ag_sum() {
         END { printf "%d\n", s }' "${files[@]}"
 }
 
+# ag_env_clean: the start of a command line that runs without the shim, the CUPTI
+# counter or any AUTOGRAPH_* switch of the caller's environment (sets array AG_ENV).
+ag_env_clean() {
+    local v
+    AG_ENV=(env -u LD_PRELOAD -u CUDA_INJECTION64_PATH)
+    for v in $(compgen -e); do
+        case $v in AUTOGRAPH*) AG_ENV+=(-u "$v") ;; esac
+    done
+}
+
 # ag_run TAG SHIM CUPTI CMD... : run CMD with stdout/stderr in $BATS_TEST_TMPDIR/TAG.*;
-# SHIM=1 preloads the shim (summary in TAG.sum.<pid>), CUPTI=1 injects the CUPTI
-# counter (count in TAG.cupti.<pid>).  Neither leaks in from the caller's environment.
+# SHIM=1 preloads the shim with AUTOGRAPH=off (summary in TAG.sum.<pid>), CUPTI=1
+# injects the CUPTI counter (count in TAG.cupti.<pid>).  Neither leaks in from the
+# caller's environment, nor does any AUTOGRAPH_* switch.
+# AUTOGRAPH=off: these tests check interception (every launch reaches the driver as
+# made, N_shim == N_cupti); the engine, on by default, holds launches back and replays
+# graphs, so the shim's launch counters and CUPTI's kernel records would no longer
+# match.  The engine has its own suite (tests/gpu/engine.bats).
 ag_run() {
     local tag=$1 shim=$2 cupti=$3
     shift 3
-    local cmd=(env -u LD_PRELOAD -u CUDA_INJECTION64_PATH)
-    [ "$shim" = 1 ] && cmd+=(LD_PRELOAD="$AG_SHIM"
+    ag_env_clean
+    local cmd=("${AG_ENV[@]}")
+    [ "$shim" = 1 ] && cmd+=(LD_PRELOAD="$AG_SHIM" AUTOGRAPH=off
                              AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p")
     [ "$cupti" = 1 ] && cmd+=(CUDA_INJECTION64_PATH="$AG_TOP/build/gpu/libcupti_count.so"
                               AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p")

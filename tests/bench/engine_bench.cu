@@ -1,0 +1,173 @@
+// engine_bench.cu -- the auto-graphing engine's benchmark loops (tests/bench/engine_bench.sh).
+//
+//   engine_bench eager    N ITERS WARMUP   N tiny kernels on one stream, then
+//                                          cudaStreamSynchronize; run without and with the shim
+//   engine_bench graph    N ITERS WARMUP   the same N launches captured once by hand
+//                                          (cudaStreamBeginCapture .. cudaGraphInstantiate),
+//                                          then cudaGraphLaunch + sync per iteration
+//                                          (run without the shim)
+//   engine_bench norepeat N ITERS WARMUP   N launches then a sync, but the kernel, grid and
+//                                          block size change every launch (pseudo-random:
+//                                          no window ever repeats)
+//
+// WARMUP iterations run first (the shim builds its graphs there), then ITERS timed ones
+// (CLOCK_MONOTONIC around each iteration: launches + sync).  Prints
+//   us_per_kernel_samples v1 v2 ...   every timed iteration, microseconds per kernel
+//   median_us_per_kernel X
+//   mean_us_per_kernel X
+//   kernels_total K                   kernel executions (warm-up included)
+//   hash H                            FNV-1a of the result buffer: all three loops of one N
+//                                     (eager, eager with shim, graph) give the same H
+// Every CUDA call is checked (exit 2 with a message).
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CK(x)                                                                          \
+    do {                                                                               \
+        cudaError_t e_ = (x);                                                          \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
+                    cudaGetErrorString(e_));                                           \
+            exit(2);                                                                   \
+        }                                                                              \
+    } while (0)
+
+#define T 32          /* threads of a tiny kernel */
+#define NR_ELEMS 8192 /* norepeat buffer: up to 64 blocks of 128 threads */
+
+__global__ void k_tiny(unsigned *x, unsigned k)
+{
+    x[threadIdx.x] = x[threadIdx.x] * 3u + k;
+}
+
+__global__ void k_nr_a(unsigned *x, unsigned k)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    x[i] = x[i] * 5u + k;
+}
+
+__global__ void k_nr_b(unsigned *x, unsigned k)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    x[i] = (x[i] ^ k) + i;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5 || (strcmp(argv[1], "eager") && strcmp(argv[1], "graph") &&
+                      strcmp(argv[1], "norepeat"))) {
+        fprintf(stderr, "usage: %s eager|graph|norepeat N ITERS WARMUP\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[1];
+    int n = atoi(argv[2]), iters = atoi(argv[3]), warmup = atoi(argv[4]);
+    if (n < 1 || n > 100000 || iters < 1 || iters > 10000000 || warmup < 0) {
+        fprintf(stderr, "bad N/ITERS/WARMUP\n");
+        return 2;
+    }
+    int norepeat = !strcmp(mode, "norepeat"), graph = !strcmp(mode, "graph");
+    size_t elems = norepeat ? NR_ELEMS : T;
+
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    unsigned *x;
+    CK(cudaMalloc(&x, elems * sizeof *x));
+    CK(cudaMemsetAsync(x, 0x5a, elems * sizeof *x, s));
+    CK(cudaStreamSynchronize(s));
+
+    cudaGraphExec_t exec = NULL;
+    cudaGraph_t g = NULL;
+    if (graph) {
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        for (int j = 0; j < n; j++)
+            k_tiny<<<1, T, 0, s>>>(x, (unsigned)j);
+        CK(cudaGetLastError());
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&exec, g, 0));
+    }
+
+    uint64_t rng = 12345;
+    double *us = (double *)malloc((size_t)iters * sizeof *us);
+    if (!us)
+        return 2;
+    for (int it = -warmup; it < iters; it++) {
+        double t0 = now_us();
+        if (graph) {
+            CK(cudaGraphLaunch(exec, s));
+        } else if (norepeat) {
+            for (int j = 0; j < n; j++) {
+                uint64_t r = splitmix(&rng);
+                unsigned grid = 1 + (unsigned)(r % 64), block = 32u * (1 + (unsigned)(r >> 8) % 4);
+                if ((r >> 16) & 1)
+                    k_nr_a<<<grid, block, 0, s>>>(x, (unsigned)(r >> 32));
+                else
+                    k_nr_b<<<grid, block, 0, s>>>(x, (unsigned)(r >> 32));
+            }
+        } else {
+            for (int j = 0; j < n; j++)
+                k_tiny<<<1, T, 0, s>>>(x, (unsigned)j);
+        }
+        CK(cudaPeekAtLastError());
+        CK(cudaStreamSynchronize(s));
+        double dt = now_us() - t0;
+        if (it >= 0)
+            us[it] = dt / n;
+    }
+
+    unsigned *h = (unsigned *)malloc(elems * sizeof *h);
+    if (!h)
+        return 2;
+    CK(cudaMemcpy(h, x, elems * sizeof *x, cudaMemcpyDeviceToHost));
+    uint64_t hash = 0xcbf29ce484222325ull;
+    const unsigned char *b = (const unsigned char *)h;
+    for (size_t i = 0; i < elems * sizeof *h; i++) {
+        hash ^= b[i];
+        hash *= 0x100000001b3ull;
+    }
+
+    double sum = 0;
+    printf("us_per_kernel_samples");
+    for (int i = 0; i < iters; i++) {
+        printf(" %.4f", us[i]);
+        sum += us[i];
+    }
+    qsort(us, (size_t)iters, sizeof *us, cmp_double);
+    double med = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
+    printf("\nmedian_us_per_kernel %.4f\nmean_us_per_kernel %.4f\n", med, sum / iters);
+    printf("kernels_total %lld\nhash %016llx\n", (long long)(warmup + iters) * n,
+           (unsigned long long)hash);
+    if (graph) {
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(g));
+    }
+    CK(cudaFree(x));
+    CK(cudaStreamDestroy(s));
+    free(us);
+    free(h);
+    return 0;
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# engine_bench.sh -- what the auto-graphing engine gains on launch-bound loops (make bench,
+# after bench.sh; or alone: make bench-engine, or bash tests/bench/engine_bench.sh).
+#
+# Loops of tiny kernels (tests/bench/engine_bench.cu), N kernels then a stream sync per
+# iteration, for N = 10, 100, 1000, built with static and shared cudart.  Per (N, cudart):
+#   eager  the eager program without the shim
+#   shim   the same eager program with LD_PRELOAD=build/libautograph.so (engine on: the
+#          default; AG_EBENCH_MODE sets AUTOGRAPH explicitly)
+#   graph  a hand-written graph: the same N launches captured once, instantiated, then
+#          cudaGraphLaunch + sync per iteration (no shim): the target
+# plus the non-repeating loop (N_nr launches then a sync, kernel/grid/block changing every
+# launch, so no window ever repeats) without and with the shim: the engine's overhead
+# where it cannot help.  Process-to-process noise (several % on a VM) is above that goal
+# (<= 2%), so that loop runs more processes (AG_EBENCH_NR_ROUNDS pairs) and its ratio is
+# also given as the median of paired ratios (a shim process over the no-shim process run
+# next to it).
+# Each process runs WARMUP iterations first (the engine builds its graphs there), then
+# times every iteration (launches + sync); us/kernel = median over all timed iterations of
+# all processes of a cell.  Sides run alternately within each round (the order rotates
+# from round to round); a round runs one process of every cell.  Every process prints a
+# hash of its result buffer: all sides of one N must agree (exit status 1 otherwise).
+#
+# Environment (not AUTOGRAPH_*: those of the caller reach the shim side unchanged):
+#   AG_EBENCH_ROUNDS   processes per cell (default 7)
+#   AG_EBENCH_NR_ROUNDS  processes per side of the non-repeating loop (default 20)
+#   AG_EBENCH_KERNELS  timed kernels per process and cell (default 100000; iterations =
+#                      KERNELS / N, at least AG_EBENCH_MIN_ITERS = 50)
+#   AG_EBENCH_WARMUP   untimed iterations first (default 20)
+#   AG_EBENCH_NS       the values of N (default "10 100 1000")
+#   AG_EBENCH_NR_N     launches per sync of the non-repeating loop (default 100)
+#   AG_EBENCH_CUDART   "static shared" (default) or one of them
+#   AG_EBENCH_MODE     AUTOGRAPH=<value> on the shim side (default: unset = the default, on)
+#   AG_EBENCH_CPU      the CPU(s) both sides are pinned to with taskset (default 2 where
+#                      there are 4 or more and taskset exists, as bench.sh; "none": no
+#                      pinning; a list such as 2-3 if the engine ever gets a helper thread;
+#                      on the H100 one CPU gave less process-to-process noise than 2-3)
+#   AG_EBENCH_OUT      a folder to keep the raw samples and the shim's summaries in
+# Without a GPU: prints "skipped: no GPU" and exits 0.  ~2.5 minutes on an H100 by default.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+BUILD=${BUILD:-build}
+MAKE=${MAKE:-make}
+cmdline="$0${*:+ $*}"
+rounds=${AG_EBENCH_ROUNDS:-7}
+nr_rounds=${AG_EBENCH_NR_ROUNDS:-20}
+kernels=${AG_EBENCH_KERNELS:-100000}
+min_iters=${AG_EBENCH_MIN_ITERS:-50}
+warmup=${AG_EBENCH_WARMUP:-20}
+read -r -a ns <<<"${AG_EBENCH_NS:-10 100 1000}"
+nr_n=${AG_EBENCH_NR_N:-100}
+read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
+mode=${AG_EBENCH_MODE:-}
+cpu=${AG_EBENCH_CPU:-}
+if [ -z "$cpu" ]; then
+    cpu=none
+    if command -v taskset >/dev/null 2>&1 && [ "$(nproc 2>/dev/null || echo 1)" -ge 4 ]; then
+        cpu=2
+    fi
+fi
+pin=()
+[ "$cpu" != none ] && pin=(taskset -c "$cpu")
+shim=$top/$BUILD/libautograph.so
+bin=$top/$BUILD/bench
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    echo "skipped: no GPU"
+    exit 0
+fi
+$MAKE -s all bench-progs >&2
+if ! probe=$("$bin/probe" 2>&1); then
+    echo "skipped: no GPU ($probe)"
+    exit 0
+fi
+
+raw=${AG_EBENCH_OUT:-$(mktemp -d)}
+mkdir -p "$raw"
+rm -f "$raw"/s.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.*
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
+rev=$(git describe --always --dirty 2>/dev/null || true)
+t_start=$(date +%s)
+
+echo "## libautograph engine: tiny-kernel loops, eager vs shim vs hand-written graph"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- GPU: $gpu"
+echo "- command: $cmdline (rounds=$rounds, nr_rounds=$nr_rounds, kernels=$kernels timed per process, warmup=$warmup" \
+    "iterations, N=${ns[*]}, non-repeating N=$nr_n, cudart=${cudarts[*]}," \
+    "AUTOGRAPH=${mode:-<default>}, pinned to CPU $cpu)"
+echo "- shim: $BUILD/libautograph.so${rev:+ ($rev)}"
+
+iters_for() { # N
+    local i=$((kernels / $1))
+    ((i < min_iters)) && i=$min_iters
+    echo "$i"
+}
+
+# run_one CUDART SIDE N ROUND : one process; appends its samples and hash to $raw
+run_one() {
+    local c=$1 side=$2 n=$3 r=$4 prog what shimmed=0 out iters
+    prog=$bin/engine_bench_$c
+    iters=$(iters_for "$n")
+    case $side in
+    eager) what=eager ;;
+    shim) what=eager shimmed=1 ;;
+    graph) what=graph ;;
+    nr_plain) what=norepeat ;;
+    nr_shim) what=norepeat shimmed=1 ;;
+    esac
+    local -a env_cmd=(env -u LD_PRELOAD)
+    if [ "$shimmed" = 1 ]; then
+        env_cmd=(env LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$raw/sum.$c.$side.$n.$r.%p")
+        [ -n "$mode" ] && env_cmd+=(AUTOGRAPH="$mode")
+    fi
+    if ! out=$("${env_cmd[@]}" "${pin[@]}" "$prog" "$what" "$n" "$iters" "$warmup" \
+        2>"$raw/err.$c.$side.$n.$r"); then
+        echo "engine_bench: $c $side N=$n round $r failed:" >&2
+        sed 's/^/    /' "$raw/err.$c.$side.$n.$r" | tail -n 20 >&2
+        exit 1
+    fi
+    awk '$1 == "us_per_kernel_samples" { for (i = 2; i <= NF; i++) print $i }' <<<"$out" \
+        >>"$raw/s.$c.$side.$n"
+    awk '$1 == "hash" { print $2 }' <<<"$out" >>"$raw/h.$c.$side.$n"
+    awk -v r="$r" '$1 == "median_us_per_kernel" { print r, $2 }' <<<"$out" >>"$raw/pm.$c.$side.$n"
+}
+
+tiny_sides=(eager shim graph)
+for ((r = 1; r <= rounds; r++)); do
+    for n in "${ns[@]}"; do
+        for c in "${cudarts[@]}"; do
+            for ((k = 0; k < 3; k++)); do   # rotate which side goes first
+                run_one "$c" "${tiny_sides[$(((k + r) % 3))]}" "$n" "$r"
+            done
+        done
+    done
+    echo "engine_bench: round $r/$rounds done ($(($(date +%s) - t_start)) s)" >&2
+done
+for ((r = 1; r <= nr_rounds; r++)); do
+    for c in "${cudarts[@]}"; do
+        if ((r % 2)); then
+            run_one "$c" nr_plain "$nr_n" "$r"
+            run_one "$c" nr_shim "$nr_n" "$r"
+        else
+            run_one "$c" nr_shim "$nr_n" "$r"
+            run_one "$c" nr_plain "$nr_n" "$r"
+        fi
+    done
+done
+echo "engine_bench: non-repeating loop done, $nr_rounds pairs ($(($(date +%s) - t_start)) s)" >&2
+
+# q FILE P [DIGITS]: the P-quantile (0..1) of the numbers in FILE (nearest rank; median
+# averaged), with DIGITS decimals (default 3)
+q() {
+    sort -g "$1" | awk -v p="$2" -v d="${3:-3}" '{ v[NR] = $1 } END {
+        f = "%." d "f\n"
+        if (NR == 0) { print "nan"; exit }
+        if (p == 0.5 && NR % 2 == 0) { printf f, (v[NR/2] + v[NR/2+1]) / 2; exit }
+        i = int(p * (NR - 1) + 0.5) + 1; printf f, v[i] }'
+}
+mean() { awk '{ s += $1 } END { if (NR) printf "%.3f\n", s / NR; else print "nan" }' "$1"; }
+
+# graphed CUDART SIDE N: launches_graphed as a percentage of graphed + eager, summed over
+# the cell's summaries ("n/a" when the summaries have no such keys: no engine)
+graphed() {
+    cat "$raw"/sum."$1"."$2"."$3".* 2>/dev/null | awk '
+        $1 == "launches_graphed" && NF == 2 { g += $2; seen = 1 }
+        $1 == "launches_eager" && NF == 2 { e += $2; seen = 1 }
+        END { if (!seen) print "n/a"; else if (g + e == 0) print "0%";
+              else printf "%.1f%%\n", 100 * g / (g + e) }'
+}
+
+echo "- us/kernel = median over every timed iteration of $rounds processes per cell" \
+    "(iterations per process: $(for n in "${ns[@]}"; do printf '%s for N=%s, ' "$(iters_for "$n")" "$n"; done)$(iters_for "$nr_n") for the non-repeating loop, $nr_rounds processes per side)"
+echo "- graphed = launches_graphed / (launches_graphed + launches_eager) in the shim's summaries"
+echo
+echo "| N kernels / sync | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim / graph throughput | goal >= 0.95 (N >= 100) | shim speedup over eager | graphed |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for n in "${ns[@]}"; do
+    for c in "${cudarts[@]}"; do
+        e=$(q "$raw/s.$c.eager.$n" 0.5)
+        s=$(q "$raw/s.$c.shim.$n" 0.5)
+        g=$(q "$raw/s.$c.graph.$n" 0.5)
+        read -r ratio speedup verdict < <(awk -v e="$e" -v s="$s" -v g="$g" -v n="$n" 'BEGIN {
+            r = g / s; v = (n < 100) ? "-" : (r >= 0.95 ? "ok" : "MISSED")
+            printf "%.3f %.2fx %s\n", r, e / s, v }')
+        echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") |"
+    done
+done
+echo
+echo "| non-repeating loop ($nr_n launches / sync, kernel+grid+block change every launch) | cudart | no shim us/kernel | shim us/kernel | shim / no shim | paired shim / no shim, median [p25, p75] | goal <= 1.02 (paired median) | graphed |"
+echo "|---|---|---|---|---|---|---|---|"
+for c in "${cudarts[@]}"; do
+    a=$(q "$raw/s.$c.nr_plain.$nr_n" 0.5)
+    b=$(q "$raw/s.$c.nr_shim.$nr_n" 0.5)
+    # paired: each shim process over the no-shim process of the same round
+    awk 'NR == FNR { shim[$1] = $2; next }
+         ($1 in shim) && $2 > 0 { printf "%.4f\n", shim[$1] / $2 }' \
+        "$raw/pm.$c.nr_shim.$nr_n" "$raw/pm.$c.nr_plain.$nr_n" >"$raw/pr.$c.nr.$nr_n"
+    pmed=$(q "$raw/pr.$c.nr.$nr_n" 0.5 4) p25=$(q "$raw/pr.$c.nr.$nr_n" 0.25 4)
+    p75=$(q "$raw/pr.$c.nr.$nr_n" 0.75 4)
+    read -r ratio verdict < <(awk -v a="$a" -v b="$b" -v p="$pmed" 'BEGIN {
+        printf "%.4f %s\n", b / a, (p <= 1.02 ? "ok" : "MISSED") }')
+    echo "| non-repeating | $c | $a | $b | $ratio | $pmed [$p25, $p75] | $verdict | $(graphed "$c" nr_shim "$nr_n") |"
+done
+echo
+echo "Means over every timed iteration (us/kernel; a periodic cost the median hides shows here) [p10, p90]:"
+echo
+echo "| loop | cudart | eager / no shim | shim | hand-written graph |"
+echo "|---|---|---|---|---|"
+cell() { [ -s "$1" ] && echo "$(mean "$1") [$(q "$1" 0.1), $(q "$1" 0.9)]" || echo "-"; }
+for n in "${ns[@]}"; do
+    for c in "${cudarts[@]}"; do
+        echo "| tiny N=$n | $c | $(cell "$raw/s.$c.eager.$n") | $(cell "$raw/s.$c.shim.$n") | $(cell "$raw/s.$c.graph.$n") |"
+    done
+done
+for c in "${cudarts[@]}"; do
+    echo "| non-repeating N=$nr_n | $c | $(cell "$raw/s.$c.nr_plain.$nr_n") | $(cell "$raw/s.$c.nr_shim.$nr_n") | - |"
+done
+echo
+
+# every side of one loop computed the same bytes (same kernels, same iteration count)
+bad=0
+for n in "${ns[@]}"; do
+    hs=$(cat "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" | sort -u)
+    if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
+        echo "- RESULT MISMATCH, N=$n: result hashes differ between sides: $(paste -sd' ' <<<"$hs")"
+        bad=1
+    fi
+done
+hs=$(cat "$raw"/h.*.nr_plain."$nr_n" "$raw"/h.*.nr_shim."$nr_n" | sort -u)
+if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
+    echo "- RESULT MISMATCH, non-repeating loop: hashes differ: $(paste -sd' ' <<<"$hs")"
+    bad=1
+fi
+[ "$bad" = 0 ] && echo "- results: every process of every side computed the same bytes (hash per loop)"
+echo "- took $(($(date +%s) - t_start)) s; raw samples, stderr and shim summaries: $raw"
+exit "$bad"

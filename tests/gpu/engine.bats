@@ -1,0 +1,351 @@
+#!/usr/bin/env bats
+# engine.bats -- the GPU suite of the auto-graphing engine (AUTOGRAPH, on by default).
+#
+# Run from the repository root:  bats tests/gpu/engine.bats   (or .carry/bats/bin/bats)
+# Needs a usable GPU; every test says `skip "no GPU"` otherwise.  Builds what it needs
+# with `make all gpu-progs` (tests/gpu/gpu.mk) when a GPU is there.
+#
+# Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
+# static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, legacy,
+# norepeat, hostwork, rare).  Each prints one line per result buffer with a hash of its
+# exact bytes.  For every workload and both builds: run without the shim -> A, with the
+# shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
+# exit summary (AUTOGRAPH_SUMMARY_FILE) shows launches_graphed > 0 for the repeating
+# workloads (a test the engine passes by doing nothing is no test) and launches_graphed
+# == 0 for the never-repeating one.  When launches_graphed is 0 where it should not be,
+# the run is repeated with AUTOGRAPH_EXPLAIN=1 and its stderr shown.
+# The summary numbers go to the TAP log ("# ..." lines), as in gpu.bats.
+#
+# Knobs: AG_ENGINE_TIMEOUT (seconds one program may run, default 300: a hang fails the
+# test instead of hanging the suite).  AUTOGRAPH_* of the caller's environment are
+# cleared for every run; the tests set exactly what they need.
+
+load gpu_helpers
+
+setup_file() {
+    cd "$BATS_TEST_DIRNAME/../.." || return 1
+    export AG_TOP=$PWD
+    export AG_SHIM=$AG_TOP/build/libautograph.so
+    export AG_BIN=$AG_TOP/build/gpu
+    local why
+    why=$(ag_gpu_reason)
+    if [ -n "$why" ]; then
+        export AG_GPU=0
+        echo "# no GPU: $why" >&3
+        return 0
+    fi
+    export AG_GPU=1
+    make -s all gpu-progs >&2 || return 1
+    echo "# GPU: $("$AG_BIN/probe")" >&3
+}
+
+setup() {
+    [ "${AG_GPU:-0}" = 1 ] || skip "no GPU"
+    cd "$AG_TOP" || return 1
+    [ -f "$AG_SHIM" ] || {
+        echo "$AG_SHIM not built (make)" >&2
+        return 1
+    }
+}
+
+# --- helpers ---------------------------------------------------------------------------
+
+# eg_run TAG WHAT CMD... : run CMD (which may start with NAME=value words for env) with
+# stdout/stderr in $BATS_TEST_TMPDIR/TAG.{out,err}, under a time limit.
+#   WHAT = plain | shim | shim+cupti | cupti
+# shim: LD_PRELOAD the shim, summary in TAG.sum.<pid> (AUTOGRAPH left to its default
+# unless CMD sets it); cupti: the independent CUPTI counter, counts in TAG.cupti.<pid>.
+eg_run() {
+    local tag=$1 what=$2
+    shift 2
+    ag_env_clean
+    local cmd=("${AG_ENV[@]}") lim=()
+    case $what in *shim*)
+        cmd+=(LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p") ;;
+    esac
+    case $what in *cupti*)
+        cmd+=(CUDA_INJECTION64_PATH="$AG_BIN/libcupti_count.so"
+              AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p") ;;
+    esac
+    command -v timeout >/dev/null 2>&1 && lim=(timeout -k 10 "${AG_ENGINE_TIMEOUT:-300}")
+    "${lim[@]}" "${cmd[@]}" "$@" >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# eg_stats TAG : the engine's summary counts of TAG's run (summed over its summary files)
+# and the program's own launch count.
+eg_stats() {
+    local t="$BATS_TEST_TMPDIR/$1"
+    EG_GRAPHED=$(ag_sum launches_graphed "$t".sum.*)
+    EG_EAGER=$(ag_sum launches_eager "$t".sum.*)
+    EG_SUMFILES=$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name "$1.sum.*" | wc -l)
+    EG_EXPECTED=$(ag_expected "$1")
+    EG_LATE_FAIL=$(ag_sum late_issue_failures "$t".sum.*)
+    local k line=""
+    for k in templates variants replays chunk_launches patches mismatches period_cuts \
+        build_failures late_issue_failures; do
+        line+=" $k $(ag_sum "$k" "$t".sum.*)"
+    done
+    EG_LINE="launches_graphed $EG_GRAPHED launches_eager $EG_EAGER (sum $((EG_GRAPHED + EG_EAGER)), program made ${EG_EXPECTED:-?})$line"
+}
+
+# eg_explain TAG CMD... : rerun CMD with the shim and AUTOGRAPH_EXPLAIN=1; show its stderr.
+eg_explain() {
+    local tag=$1
+    shift
+    eg_run "$tag" shim AUTOGRAPH_EXPLAIN=1 "$@" || true
+    echo "--- stderr with AUTOGRAPH_EXPLAIN=1 (last 40 lines):" >&2
+    tail -n 40 "$BATS_TEST_TMPDIR/$tag.err" | sed 's/^/    /' >&2
+}
+
+# eg_pair PROG ARGS... : build/gpu/PROG ARGS without the shim (a) and with it (b): both
+# exit 0, a's stdout is not empty (and, for engine_*, only hash lines), b's stdout
+# equals a's byte for byte, the shim wrote a summary, and no held work failed when
+# issued late (late_issue_failures 0: these programs make no failing call).  Sets EG_*
+# from b's summary and logs them.
+eg_pair() {
+    local prog=$1 dir=$BATS_TEST_TMPDIR rc=0
+    shift
+    eg_run a plain "$AG_BIN/$prog" "$@" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "$prog $*: exit status $rc without the shim" >&2
+        ag_show a >&2
+        return 1
+    fi
+    if [ ! -s "$dir/a.out" ] || { [[ $prog == engine_* ]] &&
+            grep -qvE '^[a-z]+ [a-z_0-9]+ bytes [0-9]+ fnv1a64 [0-9a-f]{16}$' "$dir/a.out"; }; then
+        echo "$prog $*: malformed output without the shim:" >&2
+        head -n 5 "$dir/a.out" >&2
+        return 1
+    fi
+    eg_run b shim "$AG_BIN/$prog" "$@" || rc=$?
+    eg_stats b
+    ag_log "$prog $*: $EG_LINE"
+    if [ "$rc" -ne 0 ]; then
+        echo "$prog $*: exit status $rc with the shim$([ "$rc" -ge 124 ] && echo ' (timed out or killed)')" >&2
+        ag_show b >&2
+        return 1
+    fi
+    if ! cmp -s "$dir/a.out" "$dir/b.out"; then
+        echo "$prog $*: stdout differs with the shim (results not bit-identical):" >&2
+        diff "$dir/a.out" "$dir/b.out" | head -n 20 >&2
+        ag_show b >&2
+        return 1
+    fi
+    if [ "$EG_SUMFILES" -lt 1 ]; then
+        echo "$prog $*: the shim wrote no summary file" >&2
+        return 1
+    fi
+    if [ "$EG_LATE_FAIL" -ne 0 ]; then
+        echo "$prog $*: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
+        return 1
+    fi
+}
+
+# eg_repeating PROG ARGS... : eg_pair, and the engine graphed some of the launches.
+eg_repeating() {
+    eg_pair "$@" || return 1
+    if [ "$EG_GRAPHED" -le 0 ]; then
+        echo "$1 ${*:2}: launches_graphed is 0: the engine graphed nothing of a repeating workload" >&2
+        sed 's/^/    summary: /' "$BATS_TEST_TMPDIR"/b.sum.* 2>/dev/null | grep -v ' call ' >&2
+        eg_explain x "$AG_BIN/$1" "${@:2}"
+        return 1
+    fi
+}
+
+# eg_norepeat PROG ARGS... : eg_pair; the engine saw the launches and graphed none.
+eg_norepeat() {
+    eg_pair "$@" || return 1
+    if [ "$EG_GRAPHED" -ne 0 ]; then
+        echo "$1 ${*:2}: launches_graphed is $EG_GRAPHED on a sequence that never repeats" >&2
+        return 1
+    fi
+    if [ "$EG_EAGER" -le 0 ]; then
+        echo "$1 ${*:2}: launches_eager is 0: the engine did not see the launches" \
+            "(is it on?)" >&2
+        return 1
+    fi
+}
+
+# --- every workload, static and shared cudart ------------------------------------------
+
+@test "engine: tiny 10 kernels x 200 syncs, static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static tiny 10 200
+}
+@test "engine: tiny 10 kernels x 200 syncs, shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared tiny 10 200
+}
+@test "engine: tiny 100 kernels x 100 syncs, static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static tiny 100 100
+}
+@test "engine: tiny 100 kernels x 100 syncs, shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared tiny 100 100
+}
+@test "engine: tiny 1000 kernels x 30 syncs, static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static tiny 1000 30
+}
+@test "engine: tiny 1000 kernels x 30 syncs, shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared tiny 1000 30
+}
+
+@test "engine: jacobi 200 (memset, ping-pong, pinned H2D/D2H), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static jacobi 200
+}
+@test "engine: jacobi 200 (memset, ping-pong, pinned H2D/D2H), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared jacobi 200
+}
+
+@test "engine: scalar 200 (arguments change every iteration), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static scalar 200
+}
+@test "engine: scalar 200 (arguments change every iteration), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared scalar 200
+}
+
+@test "engine: forkjoin 100 (3 streams, events), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static forkjoin 100
+}
+@test "engine: forkjoin 100 (3 streams, events), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared forkjoin 100
+}
+
+@test "engine: legacy 200 (stream 0, cudaDeviceSynchronize), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static legacy 200
+}
+@test "engine: legacy 200 (stream 0, cudaDeviceSynchronize), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared legacy 200
+}
+
+@test "engine: norepeat 200, static cudart: same bytes, nothing graphed" {
+    eg_norepeat engine_static norepeat 200
+}
+@test "engine: norepeat 200, shared cudart: same bytes, nothing graphed" {
+    eg_norepeat engine_shared norepeat 200
+}
+
+@test "engine: hostwork 100 (host work between launches), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static hostwork 100
+}
+@test "engine: hostwork 100 (host work between launches), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared hostwork 100
+}
+
+@test "engine: rare 300 (20 kernels/step, sync every 50 steps), static cudart: same bytes, graphed > 0" {
+    eg_repeating engine_static rare 300
+}
+@test "engine: rare 300 (20 kernels/step, sync every 50 steps), shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared rare 300
+}
+
+# One window of 400 steps (8400 ops) and a single sync: no window ever repeats, so only
+# period detection can graph it.
+@test "engine: rare 400 steps with one sync at the end: period detection graphs it, same bytes" {
+    eg_repeating engine_static rare 400 400
+}
+
+# --- switches ----------------------------------------------------------------------------
+
+@test "engine: AUTOGRAPH=off: same bytes, nothing graphed, N_shim == N_cupti == program's count" {
+    local dir=$BATS_TEST_TMPDIR
+    eg_run a plain "$AG_BIN/engine_static" tiny 100 50 || { ag_show a; false; }
+    eg_run b shim+cupti AUTOGRAPH=off "$AG_BIN/engine_static" tiny 100 50 || { ag_show b; false; }
+    ag_counts b
+    eg_stats b
+    ag_log "AUTOGRAPH=off: N_shim=$N_SHIM N_cupti=$N_CUPTI (dropped $N_DROPPED)" \
+        "program $EG_EXPECTED; $EG_LINE"
+    cmp "$dir/a.out" "$dir/b.out"
+    [ "$EG_GRAPHED" -eq 0 ]
+    [ "$N_DROPPED" -eq 0 ]
+    [ "$N_SHIM" -eq "$EG_EXPECTED" ]
+    [ "$N_CUPTI" -eq "$EG_EXPECTED" ]
+}
+
+@test "engine: AUTOGRAPH_WARMUP=5: same bytes, graphed > 0" {
+    local dir=$BATS_TEST_TMPDIR
+    eg_run a plain "$AG_BIN/engine_static" tiny 100 100 || { ag_show a; false; }
+    eg_run b shim AUTOGRAPH_WARMUP=5 "$AG_BIN/engine_static" tiny 100 100 ||
+        { ag_show b; false; }
+    eg_stats b
+    ag_log "AUTOGRAPH_WARMUP=5: $EG_LINE"
+    cmp "$dir/a.out" "$dir/b.out"
+    [ "$EG_GRAPHED" -gt 0 ]
+}
+
+@test "engine: AUTOGRAPH_EXPLAIN=1 on norepeat: same stdout, the explanations go to stderr" {
+    local dir=$BATS_TEST_TMPDIR
+    eg_run a plain "$AG_BIN/engine_static" norepeat 100 || { ag_show a; false; }
+    eg_run b shim AUTOGRAPH_EXPLAIN=1 "$AG_BIN/engine_static" norepeat 100 ||
+        { ag_show b; false; }
+    local n
+    n=$(grep -c 'explain' "$dir/b.err" || true)
+    ag_log "AUTOGRAPH_EXPLAIN=1: $n explain lines on stderr; first:" \
+        "$(grep -m 1 'explain' "$dir/b.err")"
+    cmp "$dir/a.out" "$dir/b.out"
+    [ "$n" -gt 0 ]
+}
+
+# --- every kernel runs exactly once --------------------------------------------------------
+
+# CUPTI (tests/gpu/cupti_count.c) counts kernel executions, graph nodes included: with the
+# engine on, the count must still be exactly the program's number of launches (none
+# dropped, none replayed twice).
+@test "engine: with CUPTI, every kernel runs exactly once (tiny, jacobi, forkjoin, legacy, rare)" {
+    local dir=$BATS_TEST_TMPDIR w a b i=0 bad=0
+    for w in "tiny 100 50" "jacobi 100" "forkjoin 50" "legacy 100" "rare 300"; do
+        i=$((i + 1)) a=a$i b=b$i    # a tag per run: counts are summed over TAG.*.<pid>
+        # shellcheck disable=SC2086
+        eg_run $a plain "$AG_BIN/engine_static" $w || { ag_show $a; false; }
+        # shellcheck disable=SC2086
+        eg_run $b shim+cupti "$AG_BIN/engine_static" $w || { ag_show $b; false; }
+        ag_counts $b
+        eg_stats $b
+        ag_log "$w with CUPTI: N_cupti=$N_CUPTI (dropped $N_DROPPED), program $EG_EXPECTED; $EG_LINE"
+        if ! cmp -s "$dir/$a.out" "$dir/$b.out"; then
+            echo "$w: stdout differs with the shim and CUPTI" >&2
+            bad=1
+        fi
+        if [ "$N_DROPPED" -ne 0 ] || [ "$N_CUPTI" -ne "$EG_EXPECTED" ]; then
+            echo "$w: CUPTI saw $N_CUPTI kernels (dropped $N_DROPPED), the program made $EG_EXPECTED" >&2
+            bad=1
+        fi
+        if [ "$EG_GRAPHED" -le 0 ]; then
+            echo "$w: nothing graphed with CUPTI loaded" >&2
+            bad=1
+        fi
+    done
+    [ "$bad" = 0 ]
+}
+
+# --- the interception suite's programs with the engine on ---------------------------------
+
+@test "engine: rt_static (issue-2 program: legacy + stream, door 4, LaunchKernelEx) with the engine: same bytes" {
+    eg_pair rt_static
+}
+@test "engine: rt_shared (issue-2 program) with the engine: same bytes" {
+    eg_pair rt_shared
+}
+@test "engine: drv_prog (driver API, params/extra/ptsz) with the engine: same bytes" {
+    eg_pair drv_prog
+}
+
+# --- tools that share the process with the engine -------------------------------------------
+
+@test "engine: compute-sanitizer memcheck on jacobi with the shim: 0 errors, same bytes, graphed > 0" {
+    local cs
+    cs=$(command -v compute-sanitizer 2>/dev/null) || cs="$(ag_cuda_home)/bin/compute-sanitizer"
+    [ -x "$cs" ] || skip "no compute-sanitizer"
+    local t=$BATS_TEST_TMPDIR
+    eg_run a plain "$AG_BIN/engine_static" jacobi 60 || { ag_show a; false; }
+    # compute-sanitizer passes its environment (LD_PRELOAD included) to the target; its
+    # own messages go to --log-file so stdout holds only the program's output.
+    eg_run san shim "$cs" --tool memcheck --error-exitcode 99 --log-file "$t/san.log" \
+        "$AG_BIN/engine_static" jacobi 60 ||
+        { sed 's/^/    /' "$t/san.log" | tail -n 40; ag_show san; false; }
+    eg_stats san
+    local errs
+    errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) error.*/\1/p' "$t/san.log" | tail -n 1)
+    ag_log "compute-sanitizer memcheck, jacobi 60: ERROR SUMMARY ${errs:-?} errors; $EG_LINE"
+    [ "$errs" = 0 ]
+    cmp "$t/a.out" "$t/san.out"
+    [ "$EG_SUMFILES" -ge 1 ]
+    [ "$EG_GRAPHED" -gt 0 ]
+}

@@ -1,0 +1,672 @@
+// engine_prog.cu -- GPU test program for the auto-graphing engine (tests/gpu/engine.bats).
+//
+// Built twice by tests/gpu/gpu.mk: nvcc's default static cudart (build/gpu/engine_static)
+// and -cudart=shared (build/gpu/engine_shared).  One workload per run, chosen by the
+// first argument:
+//
+//   engine_prog tiny N ITERS     N tiny kernels (x = x*3 + j, order matters) then a sync
+//   engine_prog jacobi ITERS     H2D of a host-computed factor (pinned), memset of a scratch
+//                                buffer, stencil with ping-pong in/out pointers, reduction,
+//                                D2H of the residual and of one row into pinned memory,
+//                                cudaStreamSynchronize; the host reads the residual and
+//                                derives the next factor from it
+//   engine_prog scalar ITERS     5 kernels per window, two of them with a scalar argument
+//                                (unsigned, float) that changes every iteration
+//   engine_prog forkjoin ITERS   3 non-blocking streams: fork with an event on s0, kernels
+//                                on s1 and s2, join back with events, sync s0
+//   engine_prog legacy ITERS     5 kernels on the legacy default stream (stream 0), then
+//                                cudaDeviceSynchronize
+//   engine_prog norepeat ITERS   windows that never repeat: the kernel sequence of window w
+//                                is the base-4 digits of w+1 (all distinct), the grid size
+//                                changes every launch; a sync after each window
+//   engine_prog hostwork ITERS   6 launches per window, each after a few microseconds of
+//                                host work that computes its argument; then a sync
+//   engine_prog rare ITERS [E]   a training-like loop: ITERS steps of 20 kernels and one
+//                                memset, sync (with a D2H of the loss) only every E steps
+//                                (default 50) and at the end
+//
+// stdout: one line per result buffer, "<mode> <buffer> bytes <n> fnv1a64 <hex>", the
+// FNV-1a hash of its exact bytes -- nothing that varies between runs, so stdout with and
+// without the shim compares byte for byte (the static and shared builds print the same).
+// stderr: "expected_launches N" (kernel launches the program made).  Every CUDA call is
+// checked; an error prints a message and exits 2.
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fill_hash.cuh"
+
+#define CK(x)                                                                          \
+    do {                                                                               \
+        cudaError_t e_ = (x);                                                          \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
+                    cudaGetErrorString(e_));                                           \
+            exit(2);                                                                   \
+        }                                                                              \
+    } while (0)
+
+static long g_launches;
+
+// KL(kernel<<<...>>>(...)): launch, check, count.  Variadic: <<<a, b>>> has commas.
+#define KL(...)                                                                        \
+    do {                                                                               \
+        __VA_ARGS__;                                                                   \
+        CK(cudaPeekAtLastError());                                                     \
+        g_launches++;                                                                  \
+    } while (0)
+
+// --- device helpers and kernels ------------------------------------------------------
+
+__device__ __host__ inline unsigned mix32(unsigned h)
+{
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    return h;
+}
+
+__global__ void k_seed_u(unsigned *x, int n, unsigned seed)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = mix32((unsigned)i * 2654435761u ^ seed);
+}
+
+__global__ void k_seed_f(float *x, int n, unsigned seed)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = ag_fill_value(i, seed);
+}
+
+// tiny: one block; applying it with k then k' differs from k' then k.
+__global__ void k_tiny(unsigned *x, unsigned k)
+{
+    x[threadIdx.x] = x[threadIdx.x] * 3u + k;
+}
+
+// x = x*mul + add (unsigned, wraps)
+__global__ void k_affine(unsigned *x, int n, unsigned mul, unsigned add)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = x[i] * mul + add;
+}
+
+// dst = `rounds` of mixing of (src ^ dst) with salt: long enough that a missing
+// dependency between streams shows up as a different result.
+__global__ void k_heavy(unsigned *dst, const unsigned *src, int n, unsigned salt, int rounds)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned v = src[i] ^ (dst[i] * 0x9e3779b9u);
+        for (int r = 0; r < rounds; r++)
+            v = mix32(v + salt + (unsigned)r);
+        dst[i] = v;
+    }
+}
+
+// a = a + b*3 ^ c[other element]  (reads across blocks)
+__global__ void k_combine(unsigned *a, const unsigned *b, const unsigned *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        a[i] = (a[i] + b[i] * 3u) ^ c[(int)(((unsigned)i * 7u + 13u) % (unsigned)n)];
+}
+
+// f = frac(f * alpha) - 0.5
+__global__ void k_fscale(float *f, int n, float alpha)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = f[i] * alpha + 0.25f;
+        f[i] = v - floorf(v) - 0.5f;
+    }
+}
+
+// x ^= y + bits(f)
+__global__ void k_fold(unsigned *x, const unsigned *y, const float *f, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] ^= y[(i + 1) % n] + (unsigned)__float_as_int(f[i]);
+}
+
+// norepeat: four kernels over the first `count` elements (count varies per launch)
+__global__ void k_nr0(unsigned *x, int count, unsigned k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count)
+        x[i] = x[i] * 3u + k;
+}
+__global__ void k_nr1(unsigned *x, int count, unsigned k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count)
+        x[i] = (x[i] ^ k) * 5u + 1u;
+}
+__global__ void k_nr2(unsigned *x, int count, unsigned k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count)
+        x[i] = mix32(x[i] + k);
+}
+__global__ void k_nr3(unsigned *x, int count, unsigned k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count)
+        x[i] = (x[i] << 3 | x[i] >> 29) + k;
+}
+
+// Block reduction in a fixed order (deterministic): returns the block's sum in thread 0.
+__device__ float block_sum(float v)
+{
+    __shared__ float sh[256];
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    return sh[0];
+}
+
+// jacobi: relaxed 5-point stencil on a W x H grid, boundary copied; each block adds
+// its sum of |out - in| to partial[block] (which the memset zeroed).
+__global__ void k_stencil(const float *in, float *out, float *partial, const float *omega,
+                          int w, int h)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float d = 0.0f;
+    if (i < w * h) {
+        int x = i % w, y = i / w;
+        float v = in[i];
+        if (x > 0 && y > 0 && x < w - 1 && y < h - 1) {
+            float avg = 0.25f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+            float nv = v + omega[0] * (avg - v);
+            d = fabsf(nv - v);
+            v = nv;
+        }
+        out[i] = v;
+    }
+    float s = block_sum(d);
+    if (threadIdx.x == 0)
+        partial[blockIdx.x] += s;
+}
+
+// one block: res[0] = sum of partial[0..n), in a fixed order
+__global__ void k_reduce(const float *partial, int n, float *res)
+{
+    float v = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        v += partial[i];
+    float s = block_sum(v);
+    if (threadIdx.x == 0)
+        res[0] = s;
+}
+
+// rare: a small "network" of L layers
+__global__ void k_input(float *act0, int n, const unsigned *step)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        act0[i] = ag_fill_value(i, 0x1234u + step[0]);
+}
+
+__global__ void k_forward(const float *a, const float *w, float *b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = a[i] * w[i] + 0.5f * a[(i + 1) % n];
+        b[i] = v / (1.0f + fabsf(v));
+    }
+}
+
+// one block: loss = mean of squares; then advances the step counter
+__global__ void k_loss(const float *a, int n, float *loss, unsigned *step)
+{
+    float v = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        v += a[i] * a[i];
+    float s = block_sum(v);
+    if (threadIdx.x == 0) {
+        loss[0] = s / (float)n;
+        step[0] += 1u;
+    }
+}
+
+__global__ void k_backward(const float *a, const float *b, float *g, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        g[i] += a[i] * b[i] * (1.0f - fabsf(b[i]));
+}
+
+__global__ void k_update(float *w, const float *g, int n, float lr)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        w[i] -= lr * g[i];
+}
+
+// --- host helpers ----------------------------------------------------------------------
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static const char *g_mode = "?";
+
+static void print_hash(const char *name, size_t bytes, uint64_t h)
+{
+    printf("%s %s bytes %zu fnv1a64 %016llx\n", g_mode, name, bytes, (unsigned long long)h);
+}
+
+static void print_host(const char *name, const void *p, size_t bytes)
+{
+    print_hash(name, bytes, fnv1a(p, bytes, FNV_INIT));
+}
+
+// Copies a device buffer back (synchronous cudaMemcpy) and prints its hash.
+static void print_dev(const char *name, const void *dptr, size_t bytes)
+{
+    void *h = malloc(bytes);
+    if (!h) {
+        fprintf(stderr, "out of host memory\n");
+        exit(2);
+    }
+    CK(cudaMemcpy(h, dptr, bytes, cudaMemcpyDeviceToHost));
+    print_host(name, h, bytes);
+    free(h);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static unsigned *dev_u(int n, unsigned seed, cudaStream_t s)
+{
+    unsigned *p;
+    CK(cudaMalloc(&p, (size_t)n * sizeof *p));
+    KL(k_seed_u<<<(n + 255) / 256, 256, 0, s>>>(p, n, seed));
+    return p;
+}
+
+static float *dev_f(int n, unsigned seed, cudaStream_t s)
+{
+    float *p;
+    CK(cudaMalloc(&p, (size_t)n * sizeof *p));
+    KL(k_seed_f<<<(n + 255) / 256, 256, 0, s>>>(p, n, seed));
+    return p;
+}
+
+static cudaStream_t new_stream(void)
+{
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+}
+
+// --- modes -----------------------------------------------------------------------------
+
+static int mode_tiny(int nk, int iters)
+{
+    const int t = 128;
+    cudaStream_t s = new_stream();
+    unsigned *x = dev_u(t, 1u, s);
+    CK(cudaStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        for (int j = 0; j < nk; j++)
+            KL(k_tiny<<<1, t, 0, s>>>(x, (unsigned)j));
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("x", x, t * sizeof *x);
+    CK(cudaFree(x));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+static int mode_jacobi(int iters)
+{
+    const int w = 512, h = 512, n = w * h, bs = 256, nb = (n + bs - 1) / bs;
+    cudaStream_t s = new_stream();
+    float *a = dev_f(n, 7u, s), *b, *partial, *res, *omega;
+    CK(cudaMalloc(&b, n * sizeof *b));
+    CK(cudaMemcpyAsync(b, a, n * sizeof *b, cudaMemcpyDeviceToDevice, s));
+    CK(cudaMalloc(&partial, nb * sizeof *partial));
+    CK(cudaMalloc(&res, sizeof *res));
+    CK(cudaMalloc(&omega, sizeof *omega));
+    float *h_res, *h_omega, *h_row;  // pinned
+    CK(cudaMallocHost(&h_res, sizeof *h_res));
+    CK(cudaMallocHost(&h_omega, sizeof *h_omega));
+    CK(cudaMallocHost(&h_row, w * sizeof *h_row));
+    CK(cudaStreamSynchronize(s));
+
+    float *in = a, *out = b;
+    float resid = 1.0f;
+    uint64_t hres = FNV_INIT, hrow = FNV_INIT;
+    for (int it = 0; it < iters; it++) {
+        // the host derives this iteration's factor from the residual it read last time
+        h_omega[0] = 0.8f + 0.15f * (resid / (1.0f + resid));
+        CK(cudaMemcpyAsync(omega, h_omega, sizeof *omega, cudaMemcpyHostToDevice, s));
+        CK(cudaMemsetAsync(partial, 0, nb * sizeof *partial, s));
+        KL(k_stencil<<<nb, bs, 0, s>>>(in, out, partial, omega, w, h));
+        KL(k_reduce<<<1, 256, 0, s>>>(partial, nb, res));
+        CK(cudaMemcpyAsync(h_res, res, sizeof *res, cudaMemcpyDeviceToHost, s));
+        CK(cudaMemcpyAsync(h_row, out + (h / 2) * w, w * sizeof *h_row,
+                           cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        resid = h_res[0];
+        hres = fnv1a(&resid, sizeof resid, hres);
+        hrow = fnv1a(h_row, w * sizeof *h_row, hrow);
+        float *t = in;
+        in = out;
+        out = t;
+    }
+    print_dev("a", a, n * sizeof *a);
+    print_dev("b", b, n * sizeof *b);
+    print_hash("host_residuals", (size_t)iters * sizeof resid, hres);
+    print_hash("host_rows", (size_t)iters * w * sizeof *h_row, hrow);
+    CK(cudaFreeHost(h_res));
+    CK(cudaFreeHost(h_omega));
+    CK(cudaFreeHost(h_row));
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(partial));
+    CK(cudaFree(res));
+    CK(cudaFree(omega));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+static int mode_scalar(int iters)
+{
+    const int n = 1 << 16, bs = 256, g = n / bs;
+    cudaStream_t s = new_stream();
+    unsigned *x = dev_u(n, 3u, s), *y = dev_u(n, 4u, s);
+    float *f = dev_f(n, 5u, s);
+    CK(cudaStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        KL(k_affine<<<g, bs, 0, s>>>(x, n, 3u, (unsigned)it * 17u + 1u));  // changes
+        KL(k_heavy<<<g, bs, 0, s>>>(y, x, n, 5u, 4));
+        KL(k_fscale<<<g, bs, 0, s>>>(f, n, 1.0f + 0.001f * (float)it));    // changes
+        KL(k_fold<<<g, bs, 0, s>>>(x, y, f, n));
+        KL(k_affine<<<g, bs, 0, s>>>(y, n, 5u, 7u));
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("x", x, n * sizeof *x);
+    print_dev("y", y, n * sizeof *y);
+    print_dev("f", f, n * sizeof *f);
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(f));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+static int mode_forkjoin(int iters)
+{
+    const int n = 1 << 16, bs = 256, g = n / bs;
+    cudaStream_t s0 = new_stream(), s1 = new_stream(), s2 = new_stream();
+    cudaEvent_t fork, j1, j2;
+    CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&j1, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&j2, cudaEventDisableTiming));
+    unsigned *a = dev_u(n, 11u, s0), *b = dev_u(n, 12u, s0), *c = dev_u(n, 13u, s0);
+    CK(cudaStreamSynchronize(s0));
+    for (int it = 0; it < iters; it++) {
+        KL(k_heavy<<<g, bs, 0, s0>>>(a, a, n, 11u, 32));
+        CK(cudaEventRecord(fork, s0));
+        CK(cudaStreamWaitEvent(s1, fork, 0));
+        CK(cudaStreamWaitEvent(s2, fork, 0));
+        KL(k_heavy<<<g, bs, 0, s1>>>(b, a, n, 22u, 64));
+        KL(k_heavy<<<g, bs, 0, s2>>>(c, a, n, 33u, 64));
+        KL(k_heavy<<<g, bs, 0, s1>>>(b, b, n, 23u, 16));
+        CK(cudaEventRecord(j1, s1));
+        CK(cudaEventRecord(j2, s2));
+        CK(cudaStreamWaitEvent(s0, j1, 0));
+        CK(cudaStreamWaitEvent(s0, j2, 0));
+        KL(k_combine<<<g, bs, 0, s0>>>(a, b, c, n));
+        CK(cudaStreamSynchronize(s0));
+    }
+    CK(cudaDeviceSynchronize());
+    print_dev("a", a, n * sizeof *a);
+    print_dev("b", b, n * sizeof *b);
+    print_dev("c", c, n * sizeof *c);
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(c));
+    CK(cudaEventDestroy(fork));
+    CK(cudaEventDestroy(j1));
+    CK(cudaEventDestroy(j2));
+    CK(cudaStreamDestroy(s0));
+    CK(cudaStreamDestroy(s1));
+    CK(cudaStreamDestroy(s2));
+    return 0;
+}
+
+static int mode_legacy(int iters)
+{
+    const int n = 1 << 16, bs = 256, g = n / bs;
+    unsigned *x = dev_u(n, 21u, 0), *y = dev_u(n, 22u, 0), *z = dev_u(n, 23u, 0);
+    CK(cudaDeviceSynchronize());
+    for (int it = 0; it < iters; it++) {
+        KL(k_heavy<<<g, bs>>>(x, x, n, 1u, 4));
+        KL(k_heavy<<<g, bs>>>(y, x, n, 2u, 4));
+        KL(k_combine<<<g, bs>>>(x, y, z, n));
+        KL(k_affine<<<g, bs>>>(z, n, 3u, 9u));
+        KL(k_heavy<<<g / 2, bs>>>(z, y, n / 2, 4u, 2));
+        CK(cudaDeviceSynchronize());
+    }
+    print_dev("x", x, n * sizeof *x);
+    print_dev("y", y, n * sizeof *y);
+    print_dev("z", z, n * sizeof *z);
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(z));
+    return 0;
+}
+
+static int mode_norepeat(int iters)
+{
+    const int n = 8192, bs = 64;
+    cudaStream_t s = new_stream();
+    unsigned *x = dev_u(n, 31u, s);
+    CK(cudaStreamSynchronize(s));
+    long counter = 0;
+    for (int w = 0; w < iters; w++) {
+        // kernel sequence: the base-4 digits of w+1, most significant first (no two
+        // windows alike); grid size from a counter that changes every launch
+        int digits[32], nd = 0;
+        for (unsigned v = (unsigned)w + 1u; v; v /= 4u)
+            digits[nd++] = (int)(v % 4u);
+        for (int d = nd - 1; d >= 0; d--, counter++) {
+            int grid = 1 + (int)((counter * 37 + w) % 97);
+            int count = grid * bs - (int)(counter % 17);
+            unsigned k = (unsigned)counter * 2654435761u;
+            switch (digits[d]) {
+            case 0: KL(k_nr0<<<grid, bs, 0, s>>>(x, count, k)); break;
+            case 1: KL(k_nr1<<<grid, bs, 0, s>>>(x, count, k)); break;
+            case 2: KL(k_nr2<<<grid, bs, 0, s>>>(x, count, k)); break;
+            default: KL(k_nr3<<<grid, bs, 0, s>>>(x, count, k)); break;
+            }
+        }
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("x", x, n * sizeof *x);
+    CK(cudaFree(x));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+// A few microseconds of host work: the argument of the next launch, computed on the
+// host (deterministic), then spinning until at least `us` microseconds have passed.
+static unsigned host_arg(long index, double us)
+{
+    double t0 = now_us();
+    unsigned v = (unsigned)index;
+    for (int r = 0; r < 500; r++)
+        v = mix32(v + (unsigned)r);
+    while (now_us() - t0 < us) {
+    }
+    return v;
+}
+
+static int mode_hostwork(int iters)
+{
+    const int n = 1 << 14, bs = 256, g = n / bs, per = 6;
+    cudaStream_t s = new_stream();
+    unsigned *x = dev_u(n, 41u, s), *y = dev_u(n, 42u, s);
+    CK(cudaStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        for (int j = 0; j < per; j++) {
+            unsigned v = host_arg((long)it * per + j, 5.0);
+            if (j % 2)
+                KL(k_affine<<<g, bs, 0, s>>>(x, n, 3u, v));
+            else
+                KL(k_heavy<<<g, bs, 0, s>>>(y, x, n, v, 2));
+        }
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("x", x, n * sizeof *x);
+    print_dev("y", y, n * sizeof *y);
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+static int mode_rare(int steps, int every)
+{
+    enum { L = 6 };
+    const int n = 4096, bs = 256, g = n / bs;
+    cudaStream_t s = new_stream();
+    float *w[L], *act[L + 1], *grad, *loss;
+    unsigned *step;
+    for (int l = 0; l < L; l++)
+        w[l] = dev_f(n, 100u + (unsigned)l, s);
+    for (int l = 0; l <= L; l++)
+        CK(cudaMalloc(&act[l], n * sizeof(float)));
+    CK(cudaMalloc(&grad, (size_t)L * n * sizeof(float)));
+    CK(cudaMalloc(&loss, sizeof(float)));
+    CK(cudaMalloc(&step, sizeof(unsigned)));
+    CK(cudaMemsetAsync(step, 0, sizeof(unsigned), s));
+    float *h_loss;  // pinned
+    CK(cudaMallocHost(&h_loss, sizeof *h_loss));
+    CK(cudaStreamSynchronize(s));
+
+    uint64_t hl = FNV_INIT;
+    int reads = 0;
+    for (int st = 0; st < steps; st++) {
+        // 20 kernels and a memset per step, identical every step
+        CK(cudaMemsetAsync(grad, 0, (size_t)L * n * sizeof(float), s));
+        KL(k_input<<<g, bs, 0, s>>>(act[0], n, step));
+        for (int l = 0; l < L; l++)
+            KL(k_forward<<<g, bs, 0, s>>>(act[l], w[l], act[l + 1], n));
+        KL(k_loss<<<1, 256, 0, s>>>(act[L], n, loss, step));
+        for (int l = L - 1; l >= 0; l--)
+            KL(k_backward<<<g, bs, 0, s>>>(act[l], act[l + 1], grad + (size_t)l * n, n));
+        for (int l = 0; l < L; l++)
+            KL(k_update<<<g, bs, 0, s>>>(w[l], grad + (size_t)l * n, n, 0.01f));
+        if ((st + 1) % every == 0 || st + 1 == steps) {
+            CK(cudaMemcpyAsync(h_loss, loss, sizeof *h_loss, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            hl = fnv1a(h_loss, sizeof *h_loss, hl);
+            reads++;
+        }
+    }
+    char name[32];
+    for (int l = 0; l < L; l++) {
+        snprintf(name, sizeof name, "w%d", l);
+        print_dev(name, w[l], n * sizeof(float));
+    }
+    print_dev("act_out", act[L], n * sizeof(float));
+    print_dev("step", step, sizeof(unsigned));
+    print_hash("host_losses", (size_t)reads * sizeof(float), hl);
+    for (int l = 0; l < L; l++)
+        CK(cudaFree(w[l]));
+    for (int l = 0; l <= L; l++)
+        CK(cudaFree(act[l]));
+    CK(cudaFree(grad));
+    CK(cudaFree(loss));
+    CK(cudaFree(step));
+    CK(cudaFreeHost(h_loss));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+// --- main ------------------------------------------------------------------------------
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
+            "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY]\n",
+            argv0);
+    return 2;
+}
+
+static int posint(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 100000000)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return usage(argv[0]);
+    g_mode = argv[1];
+    int a = 0, b = 0, rc;
+    if (!posint(argv[2], &a) || (argc > 3 && !posint(argv[3], &b)) || argc > 4)
+        return usage(argv[0]);
+    if (!strcmp(g_mode, "tiny")) {
+        if (argc != 4)
+            return usage(argv[0]);
+        rc = mode_tiny(a, b);
+    } else if (!strcmp(g_mode, "rare")) {
+        rc = mode_rare(a, argc > 3 ? b : 50);
+    } else if (argc != 3) {
+        return usage(argv[0]);
+    } else if (!strcmp(g_mode, "jacobi")) {
+        rc = mode_jacobi(a);
+    } else if (!strcmp(g_mode, "scalar")) {
+        rc = mode_scalar(a);
+    } else if (!strcmp(g_mode, "forkjoin")) {
+        rc = mode_forkjoin(a);
+    } else if (!strcmp(g_mode, "legacy")) {
+        rc = mode_legacy(a);
+    } else if (!strcmp(g_mode, "norepeat")) {
+        rc = mode_norepeat(a);
+    } else if (!strcmp(g_mode, "hostwork")) {
+        rc = mode_hostwork(a);
+    } else {
+        return usage(argv[0]);
+    }
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    fflush(stdout);
+    fprintf(stderr, "expected_launches %ld\n", g_launches);
+    return rc;
+}
