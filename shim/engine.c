@@ -18,7 +18,7 @@ struct ag_engine ag_eng;
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static int engine_running;
 static unsigned next_thread_id;
-static _Thread_local unsigned thread_id;
+static AG_TLS unsigned thread_id;
 
 unsigned ag_thread_id(void)
 {

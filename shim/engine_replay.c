@@ -79,8 +79,11 @@ static int ensure_pending(const struct ag_template *t)
 /* Starts a replay at the next window position if a template begins with op. */
 int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
 {
-    struct ag_template *t = ag_template_find_start(op->hash);
+    struct ag_template *t;
     (void)unused;
+    if (ag_eng.by_start == NULL)
+        return 0;                    /* no template yet: nothing to look up */
+    t = ag_template_find_start(op->hash);
     if (t == NULL || !ensure_pending(t))
         return 0;
     for (int s = 0; s < t->nslots; s++)

@@ -46,6 +46,10 @@ struct ag_op {
     const char *reject;          /* set by a recorder that cannot record this call */
 };
 
+/* Thread-local storage of the shim: initial-exec, as the library is preloaded (the
+ * general-dynamic default costs a __tls_get_addr call on every access). */
+#define AG_TLS __thread __attribute__((tls_model("initial-exec")))
+
 /* A fast 64-bit hash of bytes, and a combiner (not cryptographic). */
 static inline uint64_t ag_hash_mix(uint64_t h, uint64_t v)
 {

@@ -37,8 +37,8 @@ void *ag_driver_proc(const char *name)
 
 /* ---- scratch, streams ------------------------------------------------------------ */
 
-static _Thread_local unsigned char *scratch;
-static _Thread_local size_t scratch_cap;
+static AG_TLS unsigned char *scratch;
+static AG_TLS size_t scratch_cap;
 
 static unsigned char *scratch_get(size_t bytes)
 {
@@ -138,7 +138,8 @@ struct ag_layout {
 static struct ag_layout *layouts;
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned layout_generation = 1;
-static _Thread_local struct ag_layout *last_layout;
+#define LAYOUT_CACHE 16            /* per thread, direct-mapped by function */
+static AG_TLS struct ag_layout *recent_layouts[LAYOUT_CACHE];
 
 void ag_record_forget_layouts(void)
 {
@@ -185,7 +186,8 @@ static const struct ag_layout *layout_of(CUfunction f)
 {
     unsigned gen = __atomic_load_n(&layout_generation, __ATOMIC_ACQUIRE);
     uintptr_t key = (uintptr_t)f;
-    struct ag_layout *l = last_layout;
+    struct ag_layout **recent = &recent_layouts[(key >> 4) % LAYOUT_CACHE];
+    struct ag_layout *l = *recent;
 
     if (l && l->func == key && l->generation == gen)
         return l;
@@ -210,7 +212,7 @@ static const struct ag_layout *layout_of(CUfunction f)
     }
     pthread_mutex_unlock(&layout_lock);
     if (l)
-        last_layout = l;
+        *recent = l;
     return l;
 }
 
