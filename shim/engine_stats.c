@@ -6,11 +6,10 @@
  * variants, flushes by reason and the time spent building.
  */
 #include "engine_internal.h"
+#include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #define SEEN_SIZE 4096
 static uint64_t seen[SEEN_SIZE];     /* (hash, code) pairs already explained */
@@ -32,22 +31,13 @@ static int first_time(uint64_t hash, int code)
 
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
 {
-    char line[512];
-    int n;
     va_list ap;
 
     if (!ag_eng.p.explain || !first_time(hash, code))
         return;
-    n = snprintf(line, sizeof line, "libautograph: explain: ");
     va_start(ap, fmt);
-    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    ag_log_vline("explain: ", fmt, ap);
     va_end(ap);
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
-        /* stderr closed */
-    }
 }
 
 void ag_engine_summary(FILE *out, const char *prefix)

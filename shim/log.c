@@ -15,22 +15,26 @@ int ag_log_enabled(enum ag_log_level level)
     return (int)level <= (int)ag_config()->log_level;
 }
 
-void ag_log(enum ag_log_level level, const char *fmt, ...)
+void ag_log_vline(const char *topic, const char *fmt, va_list ap)
 {
     char line[1024];
-    int n;
-    va_list ap;
-
-    if (!ag_log_enabled(level))
-        return;
-    n = snprintf(line, sizeof line, "libautograph: ");
-    va_start(ap, fmt);
+    int n = snprintf(line, sizeof line, "libautograph: %s", topic);
     n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
     if (write(STDERR_FILENO, line, (size_t)n) < 0) {
         /* Nothing sensible to do when stderr is gone. */
     }
+}
+
+void ag_log(enum ag_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!ag_log_enabled(level))
+        return;
+    va_start(ap, fmt);
+    ag_log_vline("", fmt, ap);
+    va_end(ap);
 }

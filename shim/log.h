@@ -10,4 +10,8 @@ void ag_log(enum ag_log_level level, const char *fmt, ...)
 
 int ag_log_enabled(enum ag_log_level level);
 
+/* Writes "libautograph: <topic><message>\n" whatever the level (ag_log's writer). */
+#include <stdarg.h>
+void ag_log_vline(const char *topic, const char *fmt, va_list ap);
+
 #endif

@@ -44,10 +44,10 @@ $(BENCH_DIR)/launch_bench_drv: tests/bench/launch_bench.cu
 	$(NVCC) $(BENCH_NVFLAGS) -DAG_BENCH_DRV -cudart=static -o $@ $< \
 	    -L$(CUDA_HOME)/lib64/stubs -lcuda
 
-$(BENCH_DIR)/engine_bench_static: tests/bench/engine_bench.cu
+$(BENCH_DIR)/engine_bench_static: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=static -o $@ $<
 
-$(BENCH_DIR)/engine_bench_shared: tests/bench/engine_bench.cu
+$(BENCH_DIR)/engine_bench_shared: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<

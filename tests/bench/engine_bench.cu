@@ -26,15 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "../gpu/cuda_check.cuh"
 
 #define T 32          /* threads of a tiny kernel */
 #define NR_ELEMS 8192 /* norepeat buffer: up to 64 blocks of 128 threads */

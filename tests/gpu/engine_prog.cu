@@ -39,15 +39,7 @@
 
 #include "fill_hash.cuh"
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "cuda_check.cuh"
 
 static long g_launches;
 

@@ -46,19 +46,19 @@ $(GPU_DIR)/probe: $(GPU_SRC)/probe.c
 	@mkdir -p $(@D)
 	$(CC) $(GPU_CFLAGS) -o $@ $< -ldl
 
-$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
+$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
 
-$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh
+$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 
-$(GPU_DIR)/engine_static: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh
+$(GPU_DIR)/engine_static: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
 
-$(GPU_DIR)/engine_shared: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh
+$(GPU_DIR)/engine_shared: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 

@@ -21,15 +21,7 @@
 
 #define N (1 << 18)
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "cuda_check.cuh"
 #define CKD(x)                                                                         \
     do {                                                                               \
         CUresult r_ = (x);                                                             \
