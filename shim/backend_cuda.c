@@ -280,27 +280,15 @@ static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op
 {
     DRIVER(set, cuGraphExecKernelNodeSetParams);
     CUDA_KERNEL_NODE_PARAMS p = n->p.kernel;
-    void *stack_ptrs[64], **ptrs = stack_ptrs, *extra[5], *buf = NULL;
-    size_t size = 0;
-    int count = ag_record_kernel_params(op, NULL, 0, &buf, &size);
-    CUresult rc;
+    struct ag_kernel_args ka;
+    CUresult rc = ag_kernel_args_open(op, &ka);
 
-    if (count > 64 && (ptrs = malloc((size_t)count * sizeof *ptrs)) == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if (count >= 0) {
-        ag_record_kernel_params(op, ptrs, count, &buf, &size);
-        p.kernelParams = ptrs;
-        p.extra = NULL;
-    } else {
-        extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = buf;
-        extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = &size;
-        extra[4] = CU_LAUNCH_PARAM_END;
-        p.kernelParams = NULL;
-        p.extra = extra;
-    }
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    p.kernelParams = ka.params;
+    p.extra = ka.extra;
     rc = set(exec, n->node, &p);
-    if (ptrs != stack_ptrs)
-        free(ptrs);
+    ag_kernel_args_close(&ka);
     return rc;
 }
 

@@ -342,18 +342,32 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
                                 config->numAttrs, kernel_params, extra);
 }
 
-int ag_record_kernel_params(const struct ag_op *op, void **ptrs, int room, void **extra_buf,
-                            size_t *extra_size)
+CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)
 {
     const struct ag_layout *l = op->layout;
+    ka->params = ka->extra = NULL;
     if (l == NULL) {
-        *extra_buf = (void *)op->args;
-        *extra_size = op->args_len;
-        return -1;
+        ka->extra_size = op->args_len;
+        ka->extra_buf[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+        ka->extra_buf[1] = (void *)op->args;
+        ka->extra_buf[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+        ka->extra_buf[3] = &ka->extra_size;
+        ka->extra_buf[4] = CU_LAUNCH_PARAM_END;
+        ka->extra = ka->extra_buf;
+        return CUDA_SUCCESS;
     }
-    for (int p = 0; p < l->count && p < room; p++)
-        ptrs[p] = (void *)(op->args + l->offset[p]);
-    return l->count;
+    ka->params = ka->stack;
+    if (l->count > 64 && (ka->params = malloc((size_t)l->count * sizeof *ka->params)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (int p = 0; p < l->count; p++)
+        ka->params[p] = (void *)(op->args + l->offset[p]);
+    return CUDA_SUCCESS;
+}
+
+void ag_kernel_args_close(struct ag_kernel_args *ka)
+{
+    if (ka->params != ka->stack)
+        free(ka->params);
 }
 
 /* ---- memsets, copies, events ------------------------------------------------------ */
@@ -443,25 +457,16 @@ int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent e
 static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
 {
     const struct kernel_shape *ks = (const void *)op->shape;
-    void *stack_ptrs[64], **ptrs = stack_ptrs, *extra[5], *buf = NULL;
-    size_t size = 0;
-    int count = ag_record_kernel_params(op, NULL, 0, &buf, &size);
-    CUresult rc;
+    struct ag_kernel_args ka;
+    CUresult rc = ag_kernel_args_open(op, &ka);
 
-    if (count > 64 && (ptrs = malloc((size_t)count * sizeof *ptrs)) == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if (count >= 0) {
-        ag_record_kernel_params(op, ptrs, count, &buf, &size);
-    } else {
-        extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = buf;
-        extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = &size;
-        extra[4] = CU_LAUNCH_PARAM_END;
-    }
+    if (rc != CUDA_SUCCESS)
+        return rc;
     if (ks->nattrs == 0 && (op->entry == AG_EP_cuLaunchKernel || op->entry == AG_EP_cuLaunchKernel_ptsz)) {
         __typeof__(&cuLaunchKernel) launch = ag_real_fn(op->entry);
         rc = launch((CUfunction)(uintptr_t)ks->func, ks->grid[0], ks->grid[1], ks->grid[2],
                     ks->block[0], ks->block[1], ks->block[2], ks->smem, stream,
-                    count >= 0 ? ptrs : NULL, count >= 0 ? NULL : extra);
+                    ka.params, ka.extra);
     } else {
         __typeof__(&cuLaunchKernelEx) launch = ag_real_fn(op->entry);
         CUlaunchAttribute attrs[16];
@@ -477,11 +482,9 @@ static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
             attrs[a].id = (CUlaunchAttributeID)r[a].id;
             memcpy(&attrs[a].value, r[a].value, sizeof attrs[a].value);
         }
-        rc = launch(&cfg, (CUfunction)(uintptr_t)ks->func, count >= 0 ? ptrs : NULL,
-                    count >= 0 ? NULL : extra);
+        rc = launch(&cfg, (CUfunction)(uintptr_t)ks->func, ka.params, ka.extra);
     }
-    if (ptrs != stack_ptrs)
-        free(ptrs);
+    ag_kernel_args_close(&ka);
     return rc;
 }
 

@@ -33,10 +33,15 @@ CUresult ag_record_issue(const struct ag_op *op, CUstream stream);
 /* The stream handle that a key stands for. */
 CUstream ag_stream_handle(uintptr_t key);
 
-/* Kernel parameter pointers for op's args: fills ptrs (room for `room`), returns
- * the count, or -1 when op uses the `extra` form (then *extra_buf is filled). */
-int ag_record_kernel_params(const struct ag_op *op, void **ptrs, int room, void **extra_buf,
-                            size_t *extra_size);
+/* A kernel op's args in the two forms the driver takes: `params` (kernelParams, with
+ * the layout the recorder found) or `extra` (the packed buffer); the other is NULL. */
+struct ag_kernel_args {
+    void **params, **extra;
+    void *stack[64], *extra_buf[5];
+    size_t extra_size;
+};
+CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka);
+void ag_kernel_args_close(struct ag_kernel_args *ka);
 
 /* Shapes and args of the non-kernel kinds (read by the backend to patch). */
 struct ag_memset_args { uint64_t dst; uint32_t value, pad; };
