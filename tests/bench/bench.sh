@@ -33,27 +33,9 @@ inproc_rounds=${AG_BENCH_INPROC_ROUNDS:-4}
 launches=${AG_BENCH_LAUNCHES:-30000}
 reps=${AG_BENCH_REPS:-3}
 mode=${AG_BENCH_MODE:-off}
-cpu=${AG_BENCH_CPU:-}
-if [ -z "$cpu" ]; then
-    cpu=none
-    if command -v taskset >/dev/null 2>&1 && [ "$(nproc 2>/dev/null || echo 1)" -ge 4 ]; then
-        cpu=2
-    fi
-fi
-pin=()
-[ "$cpu" != none ] && pin=(taskset -c "$cpu")
-shim=$top/$BUILD/libautograph.so
-bin=$top/$BUILD/bench
-
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-    echo "skipped: no GPU"
-    exit 0
-fi
-$MAKE -s all bench-progs >&2
-if ! probe=$("$bin/probe" 2>&1); then
-    echo "skipped: no GPU ($probe)"
-    exit 0
-fi
+# shellcheck source=tests/bench/bench_setup.bash
+. "$top/tests/bench/bench_setup.bash"
+bench_setup "${AG_BENCH_CPU:-}"
 
 raw=${AG_BENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"

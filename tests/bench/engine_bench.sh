@@ -52,27 +52,9 @@ read -r -a ns <<<"${AG_EBENCH_NS:-10 100 1000}"
 nr_n=${AG_EBENCH_NR_N:-100}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
-cpu=${AG_EBENCH_CPU:-}
-if [ -z "$cpu" ]; then
-    cpu=none
-    if command -v taskset >/dev/null 2>&1 && [ "$(nproc 2>/dev/null || echo 1)" -ge 4 ]; then
-        cpu=2
-    fi
-fi
-pin=()
-[ "$cpu" != none ] && pin=(taskset -c "$cpu")
-shim=$top/$BUILD/libautograph.so
-bin=$top/$BUILD/bench
-
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-    echo "skipped: no GPU"
-    exit 0
-fi
-$MAKE -s all bench-progs >&2
-if ! probe=$("$bin/probe" 2>&1); then
-    echo "skipped: no GPU ($probe)"
-    exit 0
-fi
+# shellcheck source=tests/bench/bench_setup.bash
+. "$top/tests/bench/bench_setup.bash"
+bench_setup "${AG_EBENCH_CPU:-}"
 
 raw=${AG_EBENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"
