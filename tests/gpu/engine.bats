@@ -22,31 +22,9 @@
 
 load gpu_helpers
 
-setup_file() {
-    cd "$BATS_TEST_DIRNAME/../.." || return 1
-    export AG_TOP=$PWD
-    export AG_SHIM=$AG_TOP/build/libautograph.so
-    export AG_BIN=$AG_TOP/build/gpu
-    local why
-    why=$(ag_gpu_reason)
-    if [ -n "$why" ]; then
-        export AG_GPU=0
-        echo "# no GPU: $why" >&3
-        return 0
-    fi
-    export AG_GPU=1
-    make -s all gpu-progs >&2 || return 1
-    echo "# GPU: $("$AG_BIN/probe")" >&3
-}
+setup_file() { ag_setup_file; }
 
-setup() {
-    [ "${AG_GPU:-0}" = 1 ] || skip "no GPU"
-    cd "$AG_TOP" || return 1
-    [ -f "$AG_SHIM" ] || {
-        echo "$AG_SHIM not built (make)" >&2
-        return 1
-    }
-}
+setup() { ag_setup; }
 
 # --- helpers ---------------------------------------------------------------------------
 

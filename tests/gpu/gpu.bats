@@ -19,23 +19,11 @@
 load gpu_helpers
 
 setup_file() {
-    cd "$BATS_TEST_DIRNAME/../.." || return 1
-    export AG_TOP=$PWD
-    export AG_SHIM=$AG_TOP/build/libautograph.so
-    export AG_BIN=$AG_TOP/build/gpu
+    ag_setup_file || return 1
     export AG_PY=${PYTHON:-python3}
     export PYTHONUNBUFFERED=1
-    local why
-    why=$(ag_gpu_reason)
-    if [ -n "$why" ]; then
-        export AG_GPU=0
-        echo "# no GPU: $why" >&3
-        return 0
-    fi
-    export AG_GPU=1
-    make -s all gpu-progs >&2 || return 1
-    echo "# GPU: $("$AG_BIN/probe")" >&3
     export AG_TORCH=0 AG_TRITON=0
+    [ "$AG_GPU" = 1 ] || return 0
     if "$AG_PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
         >/dev/null 2>&1; then
         AG_TORCH=1
@@ -43,14 +31,7 @@ setup_file() {
     fi
 }
 
-setup() {
-    [ "${AG_GPU:-0}" = 1 ] || skip "no GPU"
-    cd "$AG_TOP" || return 1
-    [ -f "$AG_SHIM" ] || {
-        echo "$AG_SHIM not built (make)" >&2
-        return 1
-    }
-}
+setup() { ag_setup; }
 
 need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUDA"; }
 

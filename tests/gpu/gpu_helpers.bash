@@ -11,6 +11,36 @@ ag_cuda_home() {
     echo "${CUDA_HOME:-${nvcc%/bin/nvcc}}"
 }
 
+# ag_setup_file: the suites' setup_file: exports AG_TOP, AG_SHIM, AG_BIN and AG_GPU
+# (1 with a usable GPU, after building the library and the GPU programs; else 0, with
+# the reason on the TAP log).
+ag_setup_file() {
+    cd "$BATS_TEST_DIRNAME/../.." || return 1
+    export AG_TOP=$PWD
+    export AG_SHIM=$AG_TOP/build/libautograph.so
+    export AG_BIN=$AG_TOP/build/gpu
+    local why
+    why=$(ag_gpu_reason)
+    if [ -n "$why" ]; then
+        export AG_GPU=0
+        echo "# no GPU: $why" >&3
+        return 0
+    fi
+    export AG_GPU=1
+    make -s all gpu-progs >&2 || return 1
+    echo "# GPU: $("$AG_BIN/probe")" >&3
+}
+
+# ag_setup: the suites' setup: skips with "no GPU" unless AG_GPU=1; needs the library.
+ag_setup() {
+    [ "${AG_GPU:-0}" = 1 ] || skip "no GPU"
+    cd "$AG_TOP" || return 1
+    [ -f "$AG_SHIM" ] || {
+        echo "$AG_SHIM not built (make)" >&2
+        return 1
+    }
+}
+
 # ag_gpu_reason: empty when a GPU is usable, else why not (one line).
 ag_gpu_reason() {
     if ! command -v nvidia-smi >/dev/null 2>&1; then
