@@ -41,13 +41,15 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_CHUNK_MAX",  256, 1, 1 << 16, offsetof(struct ag_config, chunk_max) },
     { "AUTOGRAPH_VARIANTS",   4,   1, 64,      offsetof(struct ag_config, max_variants) },
     { "AUTOGRAPH_PERIOD_MIN", 32,  2, 1 << 16, offsetof(struct ag_config, period_min) },
+    { "AUTOGRAPH_LIGHT_AFTER", 3,  0, 1 << 20, offsetof(struct ag_config, light_after) },
     { NULL, 0, 0, 0, 0 },
 };
 
 static const char *const known_names[] = {
     "AUTOGRAPH", "AUTOGRAPH_SUMMARY", "AUTOGRAPH_SUMMARY_FILE", "AUTOGRAPH_LOG",
     "AUTOGRAPH_EXPLAIN", "AUTOGRAPH_WARMUP", "AUTOGRAPH_MIN_OPS", "AUTOGRAPH_CHUNK",
-    "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN", NULL,
+    "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN",
+    "AUTOGRAPH_LIGHT_AFTER", NULL,
 };
 
 static void complain(const char *line)

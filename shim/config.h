@@ -21,6 +21,7 @@ struct ag_config {
     int chunk_first, chunk_max;     /* AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX: replay chunks */
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
+    int light_after;                /* AUTOGRAPH_LIGHT_AFTER: differing windows before light recording */
 };
 
 /* The parsed configuration; parses the environment on first use. */

@@ -6,6 +6,7 @@
  * is held; otherwise the caller issues it and the period detector looks at it.  At a
  * flush point the held ops are issued, and the window is compared with the one
  * before: seen AUTOGRAPH_WARMUP times in a row, it is built into a template.
+ * Where nothing repeats, ops are recorded light (engine_light.c).
  */
 #include "engine_internal.h"
 
@@ -16,14 +17,29 @@
 
 struct ag_engine ag_eng;
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Takes the engine lock; the calling thread's queued light ops go in first. */
+void ag_engine_lock(void)
+{
+    pthread_mutex_lock(&engine_lock);
+    ag_light_drain();
+}
+
+void ag_engine_unlock(void)
+{
+    pthread_mutex_unlock(&engine_lock);
+}
 static int engine_running;
 static unsigned next_thread_id;
 static AG_TLS unsigned thread_id;
 
 unsigned ag_thread_id(void)
 {
-    if (thread_id == 0)
+    if (thread_id == 0) {
         thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+        if (thread_id > 1)           /* the light fast path is for one thread only */
+            __atomic_store_n(&ag_light_gate, 0, __ATOMIC_RELAXED);
+    }
     return thread_id;
 }
 
@@ -67,6 +83,8 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
     int nseen = 0;
     if (w->ineligible != AG_SKIP_NONE)
         return w->ineligible;
+    if (a < w->full_from)
+        return AG_SKIP_LIGHT;
     for (size_t i = a; i < b; i++) {
         uintptr_t s = w->ops[i].stream;
         int known = 0;
@@ -110,6 +128,7 @@ static void judge_window(void)
         ag_eng.repeats = 1;
     }
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
+    ag_light_choose(known != NULL || ag_eng.repeats > 1);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES))
         return;                      /* already a graph, or known not to build */
     attempts = known ? known->build_attempts : 0;
@@ -133,6 +152,7 @@ static void end_window(enum ag_flush_reason reason)
     if (ag_eng.w.n == 0)
         return;
     ag_eng.s.windows++;
+    ag_eng.s.light_windows += ag_eng.w.full_from > 0;
     ag_eng.s.flush[reason]++;
     if (reason != AG_FLUSH_NONE)
         judge_window();
@@ -149,6 +169,11 @@ static void look_for_period(void)
 
     if (len == 0)
         return;
+    if (start < w->full_from) {      /* seen light: record in full, look again */
+        ag_light_stop();
+        w->period_base = w->n;
+        return;
+    }
     if (slice_check(w, start, w->n) != AG_SKIP_NONE) {
         w->period_base = w->n;       /* look again in what follows */
         return;
@@ -167,14 +192,20 @@ int ag_engine_offer(struct ag_op *op)
 
     if (!ag_engine_running())
         return AG_PASS;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     if (ag_eng.app_capturing) {
         pthread_mutex_unlock(&engine_lock);
         return AG_PASS;
     }
+    if (op->light && ag_light_wants_full(op)) {
+        pthread_mutex_unlock(&engine_lock);
+        return AG_RECORD_FULL;
+    }
+    if (op->light)
+        ag_eng.s.light_ops++;
     if (ag_eng.w.n && (op->ctx != ag_eng.w.ctx || tid != ag_eng.w.owner) && ag_eng.r.t)
         ag_replay_abort("an op from another thread or context");
-    if (ag_eng.w.n && op->ctx != ag_eng.w.ctx)
+    if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
         end_window(AG_FLUSH_CONTEXT);
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
@@ -191,20 +222,44 @@ int ag_engine_offer(struct ag_op *op)
     return AG_EAGER;                 /* lock stays held until ag_engine_done */
 }
 
+/* After an op was issued eagerly (it is the window's last op). */
+static void after_eager(const struct ag_op *op, int result)
+{
+    if (op->slot == 0xff)
+        return;                      /* not in the window */
+    if (op->kind == AG_OP_KERNEL)
+        ag_eng.s.launches_eager++;
+    if (result != 0) {
+        if (ag_eng.w.ineligible == AG_SKIP_NONE)
+            ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
+    } else if (ag_eng.r.t == NULL) {
+        look_for_period();
+    }
+    if (ag_eng.w.n >= AG_WINDOW_MAX && ag_eng.r.t == NULL)
+        end_window(AG_FLUSH_UNRECORDED);
+}
+
 void ag_engine_done(const struct ag_op *op, int result)
 {
-    if (op->slot != 0xff) {
-        if (op->kind == AG_OP_KERNEL)
-            ag_eng.s.launches_eager++;
-        if (result != 0) {
-            if (ag_eng.w.ineligible == AG_SKIP_NONE)
-                ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
-        } else if (ag_eng.r.t == NULL) {
-            look_for_period();
-        }
-        if (ag_eng.w.n >= AG_WINDOW_MAX && ag_eng.r.t == NULL)
-            end_window(AG_FLUSH_UNRECORDED);
+    after_eager(op, result);
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_take_light(const struct ag_op *op)
+{
+    if (ag_window_append(&ag_eng.w, op, ag_thread_id()) == NULL) {
+        end_window(AG_FLUSH_UNRECORDED);
+        return;
     }
+    ag_eng.s.light_ops++;
+    after_eager(op, 0);
+}
+
+void ag_engine_light_failed(void)
+{
+    ag_engine_lock();
+    if (ag_eng.w.ineligible == AG_SKIP_NONE)
+        ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
     pthread_mutex_unlock(&engine_lock);
 }
 
@@ -212,7 +267,7 @@ void ag_engine_unrecorded(const struct ag_op *op)
 {
     if (!ag_engine_running())
         return;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     ag_eng.s.unrecorded++;
     if (ag_eng.w.n || ag_eng.r.t)
         ag_explain(op->hash, -4, "window ended by a call that cannot be graphed: %s",
@@ -247,6 +302,8 @@ static void drop_all(const char *why)
     }
     ag_eng.last_hash = 0;
     ag_eng.repeats = 0;
+    ag_light_forget_starts();
+    ag_light_stop();
 }
 
 void ag_engine_before(int entry, uintptr_t arg0)
@@ -254,7 +311,7 @@ void ag_engine_before(int entry, uintptr_t arg0)
     unsigned policy = ag_call_policy[entry];
     if (!ag_engine_running())
         return;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     if (policy & AG_POLICY_REASON_MASK)
         end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
     if (policy & AG_POLICY_EVENT_GONE)
@@ -269,13 +326,14 @@ void ag_engine_after(int entry, int result)
     unsigned policy = ag_call_policy[entry];
     if (!ag_engine_running())
         return;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     if ((policy & AG_POLICY_CAPTURE_BEGIN) && result == 0) {
         ag_eng.app_capturing++;
         ag_eng.s.skip[AG_SKIP_APP_CAPTURE]++;
     }
     if ((policy & AG_POLICY_CAPTURE_END) && ag_eng.app_capturing > 0)
         ag_eng.app_capturing--;
+    ag_light_gate_update();
     pthread_mutex_unlock(&engine_lock);
 }
 
@@ -283,7 +341,7 @@ void ag_engine_flush(enum ag_flush_reason reason)
 {
     if (!ag_engine_running())
         return;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     end_window(reason);
     pthread_mutex_unlock(&engine_lock);
 }
@@ -292,7 +350,7 @@ void ag_engine_drop_graphs(const char *why)
 {
     if (!ag_engine_running())
         return;
-    pthread_mutex_lock(&engine_lock);
+    ag_engine_lock();
     drop_all(why);
     pthread_mutex_unlock(&engine_lock);
 }
@@ -304,5 +362,6 @@ void ag_engine_reset_for_tests(void)
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_eng.app_capturing = 0;
+    ag_light_gate_update();
     pthread_mutex_unlock(&engine_lock);
 }

@@ -1,7 +1,7 @@
 /* engine.h -- the auto-graphing engine, as the interception layer calls it.
  *
  * Pipeline: intercept (intercept_*.c) -> record (record_ops.c makes a struct ag_op)
- * -> match (engine_window.c, engine_detect.c, engine_replay.c) -> build/replay
+ * -> match (engine_window.c, engine.c, engine_light.c, engine_replay.c) -> build/replay
  * (engine_template.c through a struct ag_backend) -> report (engine_stats.c).
  * No CUDA types: the engine is tested with a fake backend (tests/unit).
  *
@@ -18,8 +18,12 @@
 #include "flush_points.h"
 #include "op.h"
 
-/* AG_PASS: the engine is off or stepping aside: make the call, no ag_engine_done. */
-enum { AG_EAGER = 0, AG_HELD = 1, AG_PASS = 2 };
+/* AG_PASS: the engine is off or stepping aside: make the call, no ag_engine_done.
+ * AG_RECORD_FULL: a light op (op.h) that the engine needs in full: record the call
+ * again with ag_record_light = 0 and offer it again (no ag_engine_done).
+ * AG_QUEUED: ag_engine_light_push took a light op without the lock: make the call;
+ * if it fails, call ag_engine_light_failed (no ag_engine_done). */
+enum { AG_EAGER = 0, AG_HELD = 1, AG_PASS = 2, AG_RECORD_FULL = 3, AG_QUEUED = 4 };
 
 struct ag_engine_params {
     int warmup;          /* a window seen this many times in a row becomes a graph */
@@ -28,6 +32,7 @@ struct ag_engine_params {
     int chunk_max;       /* ...up to this */
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
+    int light_after;     /* record light after this many differing windows in a row (0: never) */
     int explain;         /* print why windows were not graphed */
 };
 
@@ -35,7 +40,29 @@ struct ag_engine_params {
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p);
 int ag_engine_running(void);
 
+/* Whether to record the next op light (a hint: ag_engine_offer has the last word). */
+int ag_engine_light_hint(void);
 int ag_engine_offer(struct ag_op *op);
+/* A light op first: 1 (AG_QUEUED) when it was queued without the lock, 0 when it
+ * must be offered. */
+int ag_engine_light_push(const struct ag_op *op);
+void ag_engine_light_failed(void);
+
+/* The light fast path (engine_light.c): a kernel launch of a single-threaded program
+ * in light mode is hashed where it is called and queued, nothing else.  The gate is
+ * open while that is allowed; ag_light_starts has a bit per (hash >> 58) of every
+ * template's first op (such an op must take the full path). */
+extern int ag_light_gate;
+extern uint64_t ag_light_starts;
+static inline int ag_light_open(void)
+{
+    return __atomic_load_n(&ag_light_gate, __ATOMIC_RELAXED);
+}
+static inline int ag_light_may_start(uint64_t hash)
+{
+    return (int)((__atomic_load_n(&ag_light_starts, __ATOMIC_RELAXED) >> (hash >> 58)) & 1);
+}
+int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind);
 void ag_engine_done(const struct ag_op *op, int result);
 
 /* A recordable entry point whose call could not be recorded (op->reject says

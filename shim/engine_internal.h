@@ -6,6 +6,7 @@
  *            each chunk with its executable variants (engine_template.c)
  *   replay   a template being matched against incoming ops (engine_replay.c)
  *   stats    counters for the exit summary and the explain log (engine_stats.c)
+ *   light    light recording and its per-thread queue (engine_light.c)
  * Everything is guarded by one lock (engine.c).
  */
 #ifndef AG_ENGINE_INTERNAL_H
@@ -40,6 +41,7 @@ enum ag_skip {
     AG_SKIP_APP_CAPTURE,   /* the program was capturing a stream itself */
     AG_SKIP_BUILD_FAILED,  /* the backend could not build or instantiate it */
     AG_SKIP_TOO_LONG,      /* AG_WINDOW_MAX ops without a sync or a period */
+    AG_SKIP_LIGHT,         /* recorded light (no args): its repeat was not expected */
     AG_SKIP_COUNT
 };
 
@@ -53,6 +55,7 @@ struct ag_wop {                 /* one op of the window trace */
     unsigned short entry;
     unsigned char kind, slot;   /* slot: the window's own stream numbering */
     unsigned char held;         /* held back by a replay, not issued yet */
+    unsigned char light;        /* recorded light: no shape or args in the arena */
 };
 
 struct ag_evpos { uintptr_t event; uint32_t pos, gen; };
@@ -65,7 +68,8 @@ struct ag_window {
     size_t used, arena_cap;
     uintptr_t slot_key[AG_MAX_SLOTS];
     int nslots;
-    uintptr_t ctx;
+    uintptr_t ctx;              /* context of its full ops (0: none yet) */
+    size_t full_from;           /* ops [full_from, n) were recorded in full */
     unsigned owner;             /* thread id of the first op */
     enum ag_skip ineligible;    /* first reason found, or AG_SKIP_NONE */
     uint64_t hash;
@@ -145,6 +149,7 @@ struct ag_stats {
     unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
     unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
+    unsigned long light_windows, light_ops;
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
@@ -163,11 +168,16 @@ struct ag_engine {
     int repeats;                /* how many times in a row it was seen */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
+    int light;                  /* record light: nothing has repeated for a while */
+    int varied_streak;          /* sync-delimited windows in a row that differed */
 };
 
 extern struct ag_engine ag_eng;
 
 /* engine.c */
+void ag_engine_lock(void);          /* also drains the calling thread's light queue */
+void ag_engine_unlock(void);
+void ag_engine_take_light(const struct ag_op *op);  /* a light op issued eagerly */
 unsigned ag_thread_id(void);
 unsigned ag_threads_seen(void);     /* threads that ever offered an op */
 double ag_now_us(void);
@@ -195,6 +205,15 @@ int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_o
 int ag_replay_offer(const struct ag_op *op);
 void ag_replay_abort(const char *why);
 void ag_issue_held(size_t from);
+
+/* engine_light.c */
+void ag_light_choose(int repeated);  /* after a sync-delimited window: light or full */
+void ag_light_stop(void);            /* full recording from now on */
+int ag_light_wants_full(const struct ag_op *op);
+void ag_light_note_start(uint64_t start_hash);
+void ag_light_forget_starts(void);
+void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
+void ag_light_drain(void);
 
 /* engine_stats.c */
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)

@@ -55,6 +55,7 @@ void ag_replay_abort(const char *why)
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }
     ag_eng.r.t = NULL;
+    ag_light_gate_update();
     ag_eng.w.period_base = ag_eng.w.n;
     ag_eng.w.period = 0;
     ag_eng.w.run = 0;
@@ -91,6 +92,7 @@ int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
             return 0;
     memset(&ag_eng.r.slot_key, 0, sizeof ag_eng.r.slot_key);
     ag_eng.r.t = t;
+    ag_light_gate_update();
     ag_eng.r.pos = 0;
     ag_eng.r.chunk = 0;
     ag_eng.r.base = ag_eng.w.n;
@@ -149,7 +151,6 @@ int ag_replay_offer(const struct ag_op *op)
 
     if (why) {
         ag_replay_abort(r->pos == 0 ? NULL : why);
-        ag_eng.r.t = NULL;
         return AG_EAGER;
     }
     c = &t->chunks[r->chunk];

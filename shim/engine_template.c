@@ -221,6 +221,7 @@ static void register_template(struct ag_template *t)
         s->key = t->start_key;
         HASH_ADD(hh, ag_eng.by_start, key, sizeof s->key, s);
     }
+    ag_light_note_start(t->start_key);
     t->next_same_start = s->list;
     s->list = t;
 }

@@ -30,6 +30,7 @@ static const char *const skip_names[AG_SKIP_COUNT] = {
     [AG_SKIP_APP_CAPTURE] = "app_capture",
     [AG_SKIP_BUILD_FAILED] = "build_failed",
     [AG_SKIP_TOO_LONG] = "too_long",
+    [AG_SKIP_LIGHT] = "recorded_light",
 };
 
 const char *ag_skip_name(enum ag_skip why)
@@ -49,6 +50,8 @@ void ag_window_reset(struct ag_window *w)
     w->used = 0;
     w->nslots = 0;
     w->ineligible = AG_SKIP_NONE;
+    w->ctx = 0;
+    w->full_from = 0;
     w->hash = WINDOW_SEED;
     w->kernels = 0;
     w->period_base = 0;
@@ -139,32 +142,42 @@ static void link_events(struct ag_window *w, struct ag_wop *o)
     }
 }
 
+/* The op's shape and args go to the arena, unless it was recorded light. */
+static void keep_bytes(struct ag_window *w, struct ag_wop *o, const struct ag_op *op)
+{
+    o->layout = op->layout;
+    o->shape_len = op->shape_len;
+    o->shape_off = put(w, op->shape, op->shape_len);
+    o->args_len = op->args_len;
+    o->args_off = put(w, op->args, op->args_len);
+}
+
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op, unsigned tid)
 {
     struct ag_wop *o;
-    if (!reserve(w, (size_t)op->shape_len + op->args_len + 16))
+    if (!reserve(w, op->light ? 0 : (size_t)op->shape_len + op->args_len + 16))
         return NULL;
-    if (w->n == 0) {
+    if (w->n == 0)
         w->owner = tid;
-        w->ctx = op->ctx;
-    } else if (tid != w->owner) {
+    else if (tid != w->owner)
         mark(w, AG_SKIP_THREADS);
-    } else if (op->ctx != w->ctx) {
+    if (!op->light && w->ctx == 0)
+        w->ctx = op->ctx;
+    else if (!op->light && op->ctx != w->ctx)
         mark(w, AG_SKIP_CONTEXT);
-    }
     o = &w->ops[w->n];
     memset(o, 0, sizeof *o);
     o->hash = op->hash;
     o->stream = op->stream;
     o->ctx = op->ctx;
     o->event = op->event;
-    o->layout = op->layout;
     o->entry = op->entry;
     o->kind = op->kind;
-    o->shape_len = op->shape_len;
-    o->shape_off = put(w, op->shape, op->shape_len);
-    o->args_len = op->args_len;
-    o->args_off = put(w, op->args, op->args_len);
+    o->light = op->light;
+    if (op->light)
+        w->full_from = w->n + 1;
+    else
+        keep_bytes(w, o, op);
     o->slot = (unsigned char)slot_of(w, op->stream);
     link_events(w, o);
     o->key = ag_hash_mix(ag_hash_mix(o->hash, o->slot), o->link_back);

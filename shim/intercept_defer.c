@@ -5,7 +5,8 @@
  * into a struct ag_op (record_ops.c) and offered to the engine, which holds it back
  * (the program gets CUDA_SUCCESS; the work runs inside a graph) or lets it through
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
- * wrapper just forwards.  Also here: starting the engine with the CUDA backend, and
+ * wrapper just forwards.  When the engine records light (engine.c) the call is
+ * recorded light first, and again in full if the engine asks for it.  Also here: starting the engine with the CUDA backend, and
  * the hooks that the forwarding wrappers call at flush points.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -30,7 +31,8 @@ static int decide_engine(void)
     struct ag_engine_params p = {
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
         .chunk_max = cfg->chunk_max, .max_variants = cfg->max_variants,
-        .period_min = cfg->period_min, .explain = cfg->explain,
+        .period_min = cfg->period_min, .light_after = cfg->light_after,
+        .explain = cfg->explain,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
@@ -56,6 +58,17 @@ void ag_intercept_before(int entry, uintptr_t arg0)
     if (ag_entry_class[entry] == AG_CLASS_MODULE || ag_entry_class[entry] == AG_CLASS_CONTEXT)
         if (ag_call_policy[entry] & AG_POLICY_DROP_GRAPHS)
             ag_record_forget_layouts();
+}
+
+static inline int offer_unrecorded(const struct ag_op *op)
+{
+    ag_engine_unrecorded(op);
+    return AG_PASS;
+}
+
+static inline int offer(struct ag_op *op)
+{
+    return op->light && ag_engine_light_push(op) ? AG_QUEUED : ag_engine_offer(op);
 }
 
 /* ---- recorder adapters: one per kind of call ---------------------------------------- */
@@ -95,6 +108,42 @@ static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
     return ag_record_event_record(op, id, e, s, 0);
 }
 
+/* The light fast path (engine.h), for kernel launches only; others take the recorder. */
+static inline int fast_kernel(struct ag_op *op, int id, CUfunction f, unsigned gx,
+                              unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, CUstream s, void **params,
+                              void **extra)
+{
+    (void)op;
+    return ag_record_light_kernel(id, f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+}
+static inline int fast_kernel_ex(struct ag_op *op, int id, const CUlaunchConfig *c,
+                                 CUfunction f, void **params, void **extra)
+{
+    (void)op;
+    return c && c->numAttrs == 0 &&
+           ag_record_light_kernel(id, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                                  c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                                  params, extra);
+}
+static inline int fast_none(struct ag_op *op, int id, ...)
+{
+    (void)op, (void)id;
+    return 0;
+}
+
+#define AG_FAST_KERNEL             fast_kernel
+#define AG_FAST_KERNEL_EX          fast_kernel_ex
+#define AG_FAST_MEMSET8            fast_none
+#define AG_FAST_MEMSET16           fast_none
+#define AG_FAST_MEMSET32           fast_none
+#define AG_FAST_COPY               fast_none
+#define AG_FAST_COPY_HTOD          fast_none
+#define AG_FAST_COPY_DTOH          fast_none
+#define AG_FAST_EVENT_RECORD       fast_none
+#define AG_FAST_EVENT_RECORD_FLAGS fast_none
+#define AG_FAST_EVENT_WAIT         fast_none
+
 #define AG_RECORDER_KERNEL             ag_record_kernel
 #define AG_RECORDER_KERNEL_EX          ag_record_kernel_ex
 #define AG_RECORDER_MEMSET8            record_memset8
@@ -111,6 +160,7 @@ static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
 #define AG_SPREAD(...) __VA_ARGS__
 #define AG_RECORD_CALL(recorder, sym, args) recorder(&op, AG_EP_##sym, AG_SPREAD args)
 #define AG_RECORD(kind, sym) AG_RECORD_CALL(AG_RECORDER_##kind, sym, AG_ARGS_##sym)
+#define AG_FAST(kind, sym) AG_RECORD_CALL(AG_FAST_##kind, sym, AG_ARGS_##sym)
 
 #define AG_DEFER(sym, kind)                                                    \
     AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
@@ -121,11 +171,14 @@ static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
         int how = AG_PASS;                                                     \
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
-        if (engine_wanted()) {                                                 \
-            if (AG_RECORD(kind, sym))                                          \
-                how = ag_engine_offer(&op);                                    \
-            else                                                               \
-                ag_engine_unrecorded(&op);                                     \
+        if (engine_wanted() && AG_FAST(kind, sym)) {                           \
+            how = AG_QUEUED;                                                   \
+        } else if (engine_wanted()) {                                          \
+            ag_record_light = ag_engine_light_hint();                          \
+            while ((how = AG_RECORD(kind, sym) ? offer(&op)                    \
+                                               : offer_unrecorded(&op))        \
+                   == AG_RECORD_FULL)                                          \
+                ag_record_light = 0;                                           \
         }                                                                      \
         if (how == AG_HELD) {                                                  \
             ag_count_call(AG_EP_##sym, 0);                                     \
@@ -134,6 +187,8 @@ static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
         result = real AG_ARGS_##sym;                                           \
         if (how == AG_EAGER)                                                   \
             ag_engine_done(&op, result);                                       \
+        else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
+            ag_engine_light_failed();                                          \
         ag_count_call(AG_EP_##sym, result);                                    \
         return result;                                                         \
     }

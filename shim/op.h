@@ -34,6 +34,7 @@ struct ag_op {
     unsigned char kind;          /* enum ag_op_kind */
     unsigned short entry;        /* AG_EP_ id of the entry point the program called */
     unsigned char slot;          /* stream slot within a graph (set by the engine) */
+    unsigned char light;         /* recorded light: identity only, no args, ctx unknown (0) */
     int link;                    /* EVENT_WAIT at build: index of its record op, or AG_LINK_* */
     uintptr_t stream;            /* stream key */
     uintptr_t ctx;               /* context current at the call */
@@ -58,22 +59,35 @@ static inline uint64_t ag_hash_mix(uint64_t h, uint64_t v)
     return h ^ (h >> 32);
 }
 
+static inline uint64_t ag_rotl(uint64_t v, int r)
+{
+    return (v << r) | (v >> (64 - r));
+}
+
+/* Four independent multiply lanes (one per 8-byte word, round robin) so that the
+ * words of a shape hash in parallel, one mix at the end. */
 static inline uint64_t ag_hash_bytes(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;
+    const uint64_t m = 0x9fb21c651e98df25ull;
+    uint64_t lane[4] = { h, h ^ 0x6a09e667f3bcc909ull, h + 0xbb67ae8584caa73bull,
+                         ~h };
+    int i = 0;
     while (len >= 8) {
         uint64_t v;
         __builtin_memcpy(&v, p, 8);
-        h = ag_hash_mix(h, v);
+        lane[i] = (lane[i] ^ v) * m;
+        i = (i + 1) & 3;
         p += 8;
         len -= 8;
     }
     if (len) {
         uint64_t v = 0;
         __builtin_memcpy(&v, p, len);
-        h = ag_hash_mix(h, v ^ ((uint64_t)len << 56));
+        lane[i] = (lane[i] ^ v ^ ((uint64_t)len << 56)) * m;
     }
-    return h;
+    return ag_hash_mix(lane[0] ^ ag_rotl(lane[1], 17) ^ ag_rotl(lane[2], 31) ^
+                           ag_rotl(lane[3], 47), h);
 }
 
 #endif

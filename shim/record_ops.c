@@ -7,10 +7,17 @@
  * args are the two addresses; pageable host memory is refused (the driver reads it
  * at call time, a graph at replay time).  Memsets: element size and count; args:
  * address and value.  Events: the event and flags are the shape.
+ *
+ * Light recording (ag_record_light, set by the wrapper when the engine asks for it):
+ * the op gets its identity (kind, stream, hash) but no args, no parameter layout and
+ * no context: enough for the engine to notice repeats, and cheaper where nothing
+ * repeats.  An op's hash never covers what only a full recording knows (the args'
+ * size), so light and full recordings of one call have the same hash.
  */
 #include "record_ops.h"
 
 #include "driver.h"
+#include "engine.h"
 #include "entry_points.h"
 
 #include <pthread.h>
@@ -36,6 +43,9 @@ void *ag_driver_proc(const char *name)
     if (var == NULL) var = (__typeof__(&name))ag_driver_proc(#name)
 
 /* ---- scratch, streams ------------------------------------------------------------ */
+
+AG_TLS int ag_record_light;
+
 
 static AG_TLS unsigned char *scratch;
 static AG_TLS size_t scratch_cap;
@@ -105,7 +115,9 @@ static void op_init(struct ag_op *op, int kind, int entry, CUstream stream)
     op->kind = (unsigned char)kind;
     op->entry = (unsigned short)entry;
     op->stream = stream_key(stream, entry);
-    op->ctx = current_context();
+    op->light = (unsigned char)ag_record_light;
+    if (!op->light)
+        op->ctx = current_context();
 }
 
 static int reject(struct ag_op *op, const char *why)
@@ -115,13 +127,18 @@ static int reject(struct ag_op *op, const char *why)
     return 0;
 }
 
+static uint64_t op_hash(const struct ag_op *op, const unsigned char *shape, uint32_t shape_len)
+{
+    return ag_hash_bytes(ag_hash_mix(op->kind, op->entry), shape, shape_len);
+}
+
 static void op_finish(struct ag_op *op, unsigned char *buf, uint32_t shape_len, uint32_t args_len)
 {
     op->shape = buf;
     op->shape_len = shape_len;
     op->args = buf + shape_len;
     op->args_len = args_len;
-    op->hash = ag_hash_bytes(ag_hash_mix(op->kind, op->entry), buf, shape_len);
+    op->hash = op_hash(op, buf, shape_len);
 }
 
 /* ---- kernel parameter layouts ----------------------------------------------------- */
@@ -263,56 +280,110 @@ static long extra_buffer(void **extra, void **buf)
     return *buf ? size : -1;
 }
 
-static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
-                                const unsigned block[3], unsigned smem,
-                                const CUlaunchAttribute *attrs, unsigned nattrs,
-                                void **params, void **extra)
+/* Writes the shape (args_len still 0) to the start of the scratch buffer. */
+static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *ks,
+                                   const CUlaunchAttribute *attrs, size_t shape_len)
 {
-    struct kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem, .nattrs = nattrs };
-    const struct ag_layout *l = NULL;
-    void *buf_in = NULL;
-    long args_len;
-    size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
-    unsigned char *buf;
+    unsigned char *buf = scratch_get(shape_len);
+    if (buf == NULL) {
+        reject(op, "out of memory");
+        return NULL;
+    }
+    memset(buf, 0, shape_len);
+    memcpy(buf, ks, sizeof *ks);
+    for (unsigned a = 0; a < ks->nattrs; a++) {
+        struct attr_record *r = (struct attr_record *)(buf + sizeof *ks) + a;
+        size_t size = attr_size(attrs[a].id);
+        if (size == 0) {
+            reject(op, "kernel launch with a launch attribute that is not recorded");
+            return NULL;
+        }
+        r->id = attrs[a].id;
+        memcpy(r->value, &attrs[a].value, size);
+    }
+    return buf;
+}
 
-    memcpy(ks.grid, grid, sizeof ks.grid);
-    memcpy(ks.block, block, sizeof ks.block);
-    if (extra && !params) {
-        args_len = extra_buffer(extra, &buf_in);
-        if (args_len < 0)
-            return reject(op, "kernel launch with an `extra` array other than a packed buffer");
-        ks.form = FORM_EXTRA;
-    } else {
+/* Adds the args after the shape in the scratch buffer (a full recording). */
+static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **params,
+                       const void *packed, long packed_len)
+{
+    const struct ag_layout *l = NULL;
+    long args_len = packed_len;
+    unsigned char *buf;
+    if (packed == NULL) {
         l = layout_of(f);
         if (l == NULL)
             return reject(op, "kernel whose parameter layout the driver does not report");
         if (l->count && !params)
             return reject(op, "kernel launch without parameters");
         args_len = l->total;
-        ks.form = FORM_PARAMS;
     }
-    ks.args_len = (uint32_t)args_len;
     buf = scratch_get(shape_len + (size_t)args_len);
     if (buf == NULL)
         return reject(op, "out of memory");
-    memset(buf, 0, shape_len + (size_t)args_len);
-    memcpy(buf, &ks, sizeof ks);
-    for (unsigned a = 0; a < nattrs; a++) {
-        struct attr_record *r = (struct attr_record *)(buf + sizeof ks) + a;
-        size_t size = attr_size(attrs[a].id);
-        if (size == 0)
-            return reject(op, "kernel launch with a launch attribute that is not recorded");
-        r->id = attrs[a].id;
-        memcpy(r->value, &attrs[a].value, size);
-    }
-    if (l)
+    ((struct kernel_shape *)(void *)buf)->args_len = (uint32_t)args_len;
+    if (l) {
+        memset(buf + shape_len, 0, (size_t)args_len);
         for (int p = 0; p < l->count; p++)
             memcpy(buf + shape_len + l->offset[p], params[p], l->size[p]);
-    else
-        memcpy(buf + shape_len, buf_in, (size_t)args_len);
+    } else {
+        memcpy(buf + shape_len, packed, (size_t)args_len);
+    }
     op->layout = l;
-    op_finish(op, buf, (uint32_t)shape_len, (uint32_t)args_len);
+    op->shape = buf;
+    op->shape_len = (uint32_t)shape_len;
+    op->args = buf + shape_len;
+    op->args_len = (uint32_t)args_len;
     return 1;
+}
+
+static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
+                                const unsigned block[3], unsigned smem,
+                                const CUlaunchAttribute *attrs, unsigned nattrs,
+                                void **params, void **extra)
+{
+    struct kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem, .nattrs = nattrs };
+    void *packed = NULL;
+    long packed_len = 0;
+    size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
+    unsigned char *buf;
+
+    memcpy(ks.grid, grid, sizeof ks.grid);
+    memcpy(ks.block, block, sizeof ks.block);
+    ks.form = FORM_PARAMS;
+    if (extra && !params) {
+        packed_len = extra_buffer(extra, &packed);
+        if (packed_len < 0)
+            return reject(op, "kernel launch with an `extra` array other than a packed buffer");
+        ks.form = FORM_EXTRA;
+    }
+    buf = kernel_shape(op, &ks, attrs, shape_len);
+    if (buf == NULL)
+        return 0;
+    op->hash = op_hash(op, buf, (uint32_t)shape_len);     /* args_len is 0 here */
+    if (op->light) {
+        op->shape = buf;
+        op->shape_len = (uint32_t)shape_len;
+        return 1;
+    }
+    return kernel_args(op, f, shape_len, params, packed, packed_len);
+}
+
+int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                           CUstream stream, void **kernel_params, void **extra)
+{
+    struct kernel_shape ks = {
+        .func = (uint64_t)(uintptr_t)f, .grid = { gx, gy, gz }, .block = { bx, by, bz },
+        .smem = smem, .form = FORM_PARAMS,
+    };
+    if (!ag_light_open() || (extra && !kernel_params))
+        return 0;
+    /* the hash op_hash gives the same call recorded by ag_record_kernel */
+    return ag_engine_light_queue(ag_hash_bytes(ag_hash_mix(AG_OP_KERNEL, (uint64_t)entry), &ks,
+                                               sizeof ks),
+                                 stream_key(stream, entry), entry, AG_OP_KERNEL);
 }
 
 int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, unsigned gy,

@@ -27,6 +27,16 @@ int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream 
 int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent event,
                          unsigned flags);
 
+/* Set by the wrapper before a recorder runs: 1 records the op light (identity only,
+ * no args, no context: see record_ops.c), as the engine asks (ag_engine_light_hint). */
+extern AG_TLS int ag_record_light;
+
+/* The light fast path of a kernel launch (engine.h): 1 when the launch was queued
+ * light (make the call, nothing else), 0 when it must be recorded. */
+int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                           CUstream stream, void **kernel_params, void **extra);
+
 /* Makes op's call again, on `stream` (a stream handle, not a key). */
 CUresult ag_record_issue(const struct ag_op *op, CUstream stream);
 

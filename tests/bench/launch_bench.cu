@@ -1,6 +1,6 @@
 // launch_bench.cu -- a launch-bound loop for measuring the shim's passthrough cost.
 //
-//   launch_bench MODE [launches] [reps]   MODE: rt (<<<>>>) | drv (cuLaunchKernel) | inproc
+//   launch_bench MODE [launches] [reps]   MODE: rt (<<<>>>) | drv (cuLaunchKernel) | inproc | nrinproc
 //
 // drv and inproc need a build with -DAG_BENCH_DRV and -lcuda (exported cuLaunchKernel:
 // door 1).
@@ -71,8 +71,8 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned
                               unsigned, unsigned, CUstream, void **, void **);
 typedef void *(*dlsym_fn)(void *, const char *);
 
-// The driver's own cuLaunchKernel, past any dlsym interposer.
-static launch_fn real_cuLaunchKernel(void)
+// The driver's own function `name`, past any dlsym interposer.
+static void *real_driver_fn(const char *name)
 {
     static const char *libs[] = {"libc.so.6", "libdl.so.2"};
     static const char *vers[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
@@ -83,7 +83,7 @@ static launch_fn real_cuLaunchKernel(void)
             real_dlsym = (dlsym_fn)dlvsym(h, "dlsym", vers[j]);
     }
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    return real_dlsym && cuda ? (launch_fn)real_dlsym(cuda, "cuLaunchKernel") : NULL;
+    return real_dlsym && cuda ? real_dlsym(cuda, name) : NULL;
 }
 
 static double timed_block(launch_fn fn, int count)
@@ -101,7 +101,7 @@ static double timed_block(launch_fn fn, int count)
 
 static int inproc(long n, int reps)
 {
-    launch_fn exported = cuLaunchKernel, real = real_cuLaunchKernel();
+    launch_fn exported = cuLaunchKernel, real = (launch_fn)real_driver_fn("cuLaunchKernel");
     if (!real) {
         fprintf(stderr, "cannot find the driver's own cuLaunchKernel\n");
         return 2;
@@ -140,6 +140,101 @@ static int inproc(long n, int reps)
     printf("launches_total %ld\n", total);
     return 0;
 }
+
+// nrinproc: the engine's cost where it cannot help, inside one process.  Blocks of
+// NR_BLOCK launches whose kernel, grid and block change at every launch (no window ever
+// repeats), each block followed by a stream sync, alternate between the exported
+// cuLaunchKernel + cuStreamSynchronize (the shim's wrappers: recorded by the engine,
+// the window judged at the sync) and the driver's own pair (bypassing the shim, which
+// never sees those blocks: nothing is held, so nothing is reordered).  Only the launch
+// calls are timed.  Prints nr_exported_blocks / nr_real_blocks (ns per launch of every
+// block, in order: pairs are (i, i)) and inproc_bypassed.
+#define NR_BLOCK 100
+typedef CUresult (*sync_fn)(CUstream);
+
+__global__ void k_nr_a(unsigned *x, unsigned k)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    x[i] = x[i] * 5u + k;
+}
+
+__global__ void k_nr_b(unsigned *x, unsigned k)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    x[i] = (x[i] ^ k) + i;
+}
+
+static CUfunction g_nr[2];
+static CUdeviceptr g_nr_buf;
+static CUstream g_nr_stream;
+
+static double nr_block(launch_fn launch, sync_fn sync, unsigned long long *rng)
+{
+    double t = 0;
+    for (int j = 0; j < NR_BLOCK; j++) {
+        unsigned long long r = (*rng += 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+        r ^= r >> 31;
+        unsigned grid = 1 + (unsigned)(r % 64), block = 32u * (1 + (unsigned)(r >> 8) % 4);
+        unsigned k = (unsigned)(r >> 32);
+        void *params[] = {&g_nr_buf, &k};
+        double t0 = now_ns();
+        CUresult rc = launch(g_nr[(r >> 16) & 1], grid, 1, 1, block, 1, 1, 0, g_nr_stream,
+                             params, NULL);
+        t += now_ns() - t0;
+        if (rc != CUDA_SUCCESS) {
+            fprintf(stderr, "cuLaunchKernel failed: %d\n", (int)rc);
+            exit(2);
+        }
+    }
+    if (sync(g_nr_stream) != CUDA_SUCCESS) {
+        fprintf(stderr, "cuStreamSynchronize failed\n");
+        exit(2);
+    }
+    return t / NR_BLOCK;
+}
+
+static int nr_inproc(int blocks)
+{
+    launch_fn ex_launch = cuLaunchKernel, re_launch = (launch_fn)real_driver_fn("cuLaunchKernel");
+    sync_fn ex_sync = cuStreamSynchronize, re_sync = (sync_fn)real_driver_fn("cuStreamSynchronize");
+    cudaFunction_t f;
+    if (!re_launch || !re_sync) {
+        fprintf(stderr, "cannot find the driver's own functions\n");
+        return 2;
+    }
+    CK(cudaGetFuncBySymbol(&f, (const void *)k_nr_a));
+    g_nr[0] = (CUfunction)f;
+    CK(cudaGetFuncBySymbol(&f, (const void *)k_nr_b));
+    g_nr[1] = (CUfunction)f;
+    CK(cudaMalloc((void **)&g_nr_buf, 64 * 128 * sizeof(unsigned)));
+    CK(cudaStreamCreateWithFlags((cudaStream_t *)&g_nr_stream, cudaStreamNonBlocking));
+    unsigned long long rng_ex = 1, rng_re = 1;
+    double *ex = (double *)malloc((size_t)blocks * sizeof *ex);
+    double *re = (double *)malloc((size_t)blocks * sizeof *re);
+    if (!ex || !re)
+        return 2;
+    for (int b = 0; b < 100; b++) { // warm-up, both sides
+        nr_block(ex_launch, ex_sync, &rng_ex);
+        nr_block(re_launch, re_sync, &rng_re);
+    }
+    for (int b = 0; b < blocks; b++) {
+        if (b & 1) { // alternate which side goes first
+            re[b] = nr_block(re_launch, re_sync, &rng_re);
+            ex[b] = nr_block(ex_launch, ex_sync, &rng_ex);
+        } else {
+            ex[b] = nr_block(ex_launch, ex_sync, &rng_ex);
+            re[b] = nr_block(re_launch, re_sync, &rng_re);
+        }
+    }
+    printf("nr_exported_blocks");
+    for (int b = 0; b < blocks; b++)
+        printf(" %.1f", ex[b]);
+    printf("\nnr_real_blocks");
+    for (int b = 0; b < blocks; b++)
+        printf(" %.1f", re[b]);
+    printf("\ninproc_bypassed %d\n", (void *)ex_launch != (void *)re_launch);
+    return 0;
+}
 #endif
 
 static inline void launch_one(void)
@@ -160,8 +255,8 @@ static inline void launch_one(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "rt") && strcmp(argv[1], "drv") &&
-                     strcmp(argv[1], "inproc"))) {
-        fprintf(stderr, "usage: %s rt|drv|inproc [launches] [reps]\n", argv[0]);
+                     strcmp(argv[1], "inproc") && strcmp(argv[1], "nrinproc"))) {
+        fprintf(stderr, "usage: %s rt|drv|inproc|nrinproc [launches] [reps]\n", argv[0]);
         return 2;
     }
     g_drv = strcmp(argv[1], "rt") != 0;
@@ -182,6 +277,8 @@ int main(int argc, char **argv)
     g_fn = (CUfunction)f;
     if (!strcmp(argv[1], "inproc"))
         return inproc(n, reps);
+    if (!strcmp(argv[1], "nrinproc"))
+        return nr_inproc((int)(n / NR_BLOCK));
 #endif
 
     for (int i = 0; i < WARMUP; i++)

@@ -200,6 +200,24 @@ eg_norepeat() {
     eg_norepeat engine_shared norepeat 200
 }
 
+# eg_phases PROG : eg_repeating on phases 60, and the first phase was recorded light.
+eg_phases() {
+    eg_repeating "$1" phases 60 || return 1
+    local light
+    light=$(ag_sum light_ops "$BATS_TEST_TMPDIR"/b.sum.*)
+    if [ "$light" -le 0 ]; then
+        echo "$1 phases 60: light_ops is 0: the non-repeating phase was not recorded light" >&2
+        return 1
+    fi
+}
+
+@test "engine: phases 60 (never repeating, then repeating with syncs, then without), static cudart: same bytes, light then graphed" {
+    eg_phases engine_static
+}
+@test "engine: phases 60 (never repeating, then repeating with syncs, then without), shared cudart: same bytes, light then graphed" {
+    eg_phases engine_shared
+}
+
 @test "engine: hostwork 100 (host work between launches), static cudart: same bytes, graphed > 0" {
     eg_repeating engine_static hostwork 100
 }

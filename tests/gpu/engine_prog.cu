@@ -21,6 +21,10 @@
 //                                changes every launch; a sync after each window
 //   engine_prog hostwork ITERS   6 launches per window, each after a few microseconds of
 //                                host work that computes its argument; then a sync
+//   engine_prog phases ITERS     three phases in one process: norepeat ITERS (the engine
+//                                ends up recording light), then tiny 20 kernels x ITERS
+//                                syncs (full recording comes back, graphs), then rare
+//                                ITERS steps with one sync at the end (period detection)
 //   engine_prog rare ITERS [E]   a training-like loop: ITERS steps of 20 kernels and one
 //                                memset, sync (with a D2H of the loss) only every E steps
 //                                (default 50) and at the end
@@ -604,13 +608,24 @@ static int mode_rare(int steps, int every)
     return 0;
 }
 
+static int mode_phases(int iters)
+{
+    int rc = mode_norepeat(iters);
+    if (rc == 0)
+        rc = mode_tiny(20, iters);
+    if (rc == 0)
+        rc = mode_rare(iters, iters);
+    return rc;
+}
+
 // --- main ------------------------------------------------------------------------------
 
 static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
-            "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY]\n",
+            "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
+            "       phases ITERS\n",
             argv0);
     return 2;
 }
@@ -653,6 +668,8 @@ int main(int argc, char **argv)
         rc = mode_norepeat(a);
     } else if (!strcmp(g_mode, "hostwork")) {
         rc = mode_hostwork(a);
+    } else if (!strcmp(g_mode, "phases")) {
+        rc = mode_phases(a);
     } else {
         return usage(argv[0]);
     }

@@ -96,18 +96,44 @@ static const struct ag_backend fake = {
     fake_release_graph, fake_release_exec,
 };
 
-/* The program submits a kernel op: function `fn`, one 8-byte arg. */
+static int light_offers, full_after_light, queued_ops;
+
+/* The program submits a kernel op: function `fn`, one 8-byte arg.  As the wrapper
+ * does, the op is recorded light when the engine hints so (no args, no context), and
+ * again in full when the engine asks for it. */
 static void submit(int fn, uint64_t arg)
 {
     unsigned char shape[8] = { (unsigned char)fn };
     struct ag_op op = {
-        .kind = AG_OP_KERNEL, .stream = 0x1000, .ctx = 1, .shape = shape, .shape_len = 8,
-        .args = (const unsigned char *)&arg, .args_len = 8,
-        .hash = ag_hash_bytes(7, shape, 8),
+        .kind = AG_OP_KERNEL, .stream = 0x1000, .shape = shape, .shape_len = 8,
+        .hash = ag_hash_bytes(7, shape, 8), .light = (unsigned char)ag_engine_light_hint(),
     };
+    int how;
     submitted[nsubmitted++] = arg;
-    if (ag_engine_offer(&op) == AG_EAGER) {
-        fake_issue(&op);
+    for (;;) {
+        if (!op.light) {
+            op.ctx = 1;
+            op.args = (const unsigned char *)&arg;
+            op.args_len = 8;
+        }
+        light_offers += op.light;
+        if (op.light && ag_engine_light_push(&op)) {
+            executed[nexecuted++] = arg;       /* queued: the call is made, no lock */
+            queued_ops++;
+            return;
+        }
+        how = ag_engine_offer(&op);
+        if (how != AG_RECORD_FULL)
+            break;
+        CHECK(op.light);
+        full_after_light++;
+        op.light = 0;
+    }
+    if (how == AG_EAGER) {
+        if (op.light)
+            executed[nexecuted++] = arg;   /* fake_issue needs the args the op lacks */
+        else
+            fake_issue(&op);
         ag_engine_done(&op, 0);
     }
 }
@@ -127,13 +153,59 @@ static void reset(void)
 {
     ag_engine_reset_for_tests();
     nsubmitted = nexecuted = builds = launches = patches = 0;
+    light_offers = full_after_light = queued_ops = 0;
     fail_launch_at = -1;
+}
+
+/* Light recording: after 3 differing windows ops are recorded light; a repeat
+ * brings full recording back and the graph comes one window later; a template's
+ * first op is always asked for in full; a period seen light is found again in full. */
+static void test_light_recording(void)
+{
+    reset();
+    for (int it = 0; it < 5; it++) {          /* 5 differing windows: light from the 4th */
+        for (int k = 0; k < 6; k++)
+            submit(100 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(light_offers == 2 * 6 && builds == 0 && queued_ops == 2 * 6);
+    for (int it = 0; it < 6; it++) {          /* then one window repeating */
+        for (int k = 0; k < 6; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+        CHECK(builds == (it >= 2));            /* light, light (repeat: full), full: built */
+    }
+    CHECK(same_order() && launches == 3);
+
+    for (int it = 0; it < 5; it++) {          /* differing windows again: light again */
+        for (int k = 0; k < 6; k++)
+            submit(200 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    full_after_light = 0;
+    for (int k = 0; k < 6; k++)                /* the template's first op: asked in full */
+        submit(k, (uint64_t)k);
+    sync_point();
+    CHECK(full_after_light == 1 && launches == 4 && same_order());
+
+    reset();
+    for (int it = 0; it < 5; it++) {          /* light, then no sync: a period */
+        for (int k = 0; k < 6; k++)
+            submit(300 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    for (int it = 0; it < 200; it++)
+        for (int k = 0; k < 5; k++)
+            submit(k, (uint64_t)k);
+    sync_point();
+    CHECK(same_order() && builds >= 1 && launches > 20);
 }
 
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
-                                  .chunk_max = 16, .max_variants = 4, .period_min = 8 };
+                                  .chunk_max = 16, .max_variants = 4, .period_min = 8,
+                                  .light_after = 3 };
     ag_engine_setup(&fake, &p);
 
     /* Identical windows of 40 ops: graphs from the third on, in chunks 4+8+16+12. */
@@ -204,5 +276,7 @@ int main(void)
     }
     CHECK(same_order());
     CHECK(builds == 0 && launches == 0);
+    CHECK(light_offers > 0);                 /* recorded light after 3 differing windows */
+    test_light_recording();
     return check_finish("test_engine");
 }
