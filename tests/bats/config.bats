@@ -67,6 +67,8 @@ expect_one_line() {
     expect_one_line 'libautograph: AUTOGRAPH_WARMUP="two" is not valid (accepted: an integer from 1 to 1000); using "2"'
     with_shim AUTOGRAPH_CHUNK_MAX=0
     expect_one_line 'libautograph: AUTOGRAPH_CHUNK_MAX="0" is not valid (accepted: an integer from 1 to 65536); using "256"'
+    with_shim AUTOGRAPH_LIGHT_AFTER=-1
+    expect_one_line 'libautograph: AUTOGRAPH_LIGHT_AFTER="-1" is not valid (accepted: an integer from 0 to 1048576); using "3"'
     with_shim AUTOGRAPH_EXPLAIN=loud
     expect_one_line 'libautograph: AUTOGRAPH_EXPLAIN="loud" is not valid (accepted: 0, off, no, false, 1, on, yes, true); using "0"'
 }

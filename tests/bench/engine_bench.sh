@@ -15,6 +15,12 @@
 # (<= 2%), so that loop runs more processes (AG_EBENCH_NR_ROUNDS pairs) and its ratio is
 # also given as the median of paired ratios (a shim process over the no-shim process run
 # next to it).
+# Process-to-process drift shifts even the paired ratio by a few %, so the engine's cost
+# on that loop is also measured inside one process (launch_bench nrinproc, driver API:
+# blocks of 100 non-repeating launches + a sync alternate between the shim's exported
+# functions and the driver's own ones; AG_EBENCH_INPROC_ROUNDS processes): ns per launch
+# added by the shim (engine on), median of the paired block differences, over the
+# median driver launch.  This is the goal's figure; the process rows are shown beside it.
 # Each process runs WARMUP iterations first (the engine builds its graphs there), then
 # times every iteration (launches + sync); us/kernel = median over all timed iterations of
 # all processes of a cell.  Sides run alternately within each round (the order rotates
@@ -29,6 +35,7 @@
 #   AG_EBENCH_WARMUP   untimed iterations first (default 20)
 #   AG_EBENCH_NS       the values of N (default "10 100 1000")
 #   AG_EBENCH_NR_N     launches per sync of the non-repeating loop (default 100)
+#   AG_EBENCH_INPROC_ROUNDS  in-process A/B processes (default 4, 2000 blocks each)
 #   AG_EBENCH_CUDART   "static shared" (default) or one of them
 #   AG_EBENCH_MODE     AUTOGRAPH=<value> on the shim side (default: unset = the default, on)
 #   AG_EBENCH_CPU      the CPU(s) both sides are pinned to with taskset (default 2 where
@@ -50,6 +57,7 @@ min_iters=${AG_EBENCH_MIN_ITERS:-50}
 warmup=${AG_EBENCH_WARMUP:-20}
 read -r -a ns <<<"${AG_EBENCH_NS:-10 100 1000}"
 nr_n=${AG_EBENCH_NR_N:-100}
+inproc_rounds=${AG_EBENCH_INPROC_ROUNDS:-4}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
 # shellcheck source=tests/bench/bench_setup.bash
@@ -58,7 +66,7 @@ bench_setup "${AG_EBENCH_CPU:-}"
 
 raw=${AG_EBENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"
-rm -f "$raw"/s.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.*
+rm -f "$raw"/s.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.* "$raw"/nri.*
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 rev=$(git describe --always --dirty 2>/dev/null || true)
 t_start=$(date +%s)
@@ -130,6 +138,17 @@ for ((r = 1; r <= nr_rounds; r++)); do
     done
 done
 echo "engine_bench: non-repeating loop done, $nr_rounds pairs ($(($(date +%s) - t_start)) s)" >&2
+for ((r = 1; r <= inproc_rounds; r++)); do
+    env_cmd=(env LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$raw/sum.drv.nri.$nr_n.$r.%p")
+    [ -n "$mode" ] && env_cmd+=(AUTOGRAPH="$mode")
+    if ! "${env_cmd[@]}" "${pin[@]}" "$bin/launch_bench_drv" nrinproc 200000 >"$raw/nri.$r" \
+        2>"$raw/err.nri.$r"; then
+        echo "engine_bench: in-process A/B round $r failed:" >&2
+        tail -n 20 "$raw/err.nri.$r" >&2
+        exit 1
+    fi
+done
+echo "engine_bench: in-process A/B done, $inproc_rounds processes ($(($(date +%s) - t_start)) s)" >&2
 
 # q FILE P [DIGITS]: the P-quantile (0..1) of the numbers in FILE (nearest rank; median
 # averaged), with DIGITS decimals (default 3)
@@ -185,6 +204,20 @@ for c in "${cudarts[@]}"; do
         printf "%.4f %s\n", b / a, (p <= 1.02 ? "ok" : "MISSED") }')
     echo "| non-repeating | $c | $a | $b | $ratio | $pmed [$p25, $p75] | $verdict | $(graphed "$c" nr_shim "$nr_n") |"
 done
+# in-process A/B: per block, exported (shim) minus driver's own, ns per launch
+awk '$1 == "nr_exported_blocks" { for (i = 2; i <= NF; i++) e[i] = $i; n = NF }
+     $1 == "nr_real_blocks" { for (i = 2; i <= NF; i++) print e[i] - $i, $i }' \
+    "$raw"/nri.* >"$raw/nri.pairs"
+awk '{ print $1 }' "$raw/nri.pairs" >"$raw/nri.diff"
+awk '{ print $2 }' "$raw/nri.pairs" >"$raw/nri.real"
+d=$(q "$raw/nri.diff" 0.5 1) d25=$(q "$raw/nri.diff" 0.25 1) d75=$(q "$raw/nri.diff" 0.75 1)
+rl=$(q "$raw/nri.real" 0.5 1)
+read -r ratio verdict < <(awk -v d="$d" -v r="$rl" 'BEGIN {
+    x = 1 + d / r; printf "%.4f %s\n", x, (x <= 1.02 ? "ok" : "MISSED") }')
+echo
+echo "| non-repeating loop, in one process (driver API, $inproc_rounds processes x 2000 blocks of $nr_n launches + sync, sides alternating) | driver launch ns | shim adds ns per launch, median [p25, p75] | shim / no shim | goal <= 1.02 | graphed |"
+echo "|---|---|---|---|---|---|"
+echo "| non-repeating, in-process A/B | $rl | $d [$d25, $d75] | $ratio | $verdict | $(graphed drv nri "$nr_n") |"
 echo
 echo "Means over every timed iteration (us/kernel; a periodic cost the median hides shows here) [p10, p90]:"
 echo

@@ -53,6 +53,7 @@ int main(void)
     CHECK(cfg.summary_file == NULL && cfg.log_level == AG_LOG_WARN);
     CHECK(cfg.warmup == 2 && cfg.min_ops == 4 && cfg.chunk_first == 8 && cfg.chunk_max == 256);
     CHECK(cfg.max_variants == 4 && cfg.period_min == 32 && cfg.explain == 0);
+    CHECK(cfg.light_after == 3);
     CHECK(err[0] == '\0');
 
     set_env("AUTOGRAPH_SUMMARY", "YES", "AUTOGRAPH_LOG", "debug");
