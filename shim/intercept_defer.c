@@ -171,14 +171,15 @@ static inline int fast_none(struct ag_op *op, int id, ...)
         int how = AG_PASS;                                                     \
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
-        if (engine_wanted() && AG_FAST(kind, sym)) {                           \
-            how = AG_QUEUED;                                                   \
-        } else if (engine_wanted()) {                                          \
+        if (engine_wanted()) {                                                 \
             ag_record_light = ag_engine_light_hint();                          \
-            while ((how = AG_RECORD(kind, sym) ? offer(&op)                    \
-                                               : offer_unrecorded(&op))        \
-                   == AG_RECORD_FULL)                                          \
-                ag_record_light = 0;                                           \
+            if (AG_FAST(kind, sym))                                            \
+                how = AG_QUEUED;                                               \
+            else                                                               \
+                while ((how = AG_RECORD(kind, sym) ? offer(&op)                \
+                                                   : offer_unrecorded(&op))    \
+                       == AG_RECORD_FULL)                                      \
+                    ag_record_light = 0;                                       \
         }                                                                      \
         if (how == AG_HELD) {                                                  \
             ag_count_call(AG_EP_##sym, 0);                                     \

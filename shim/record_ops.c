@@ -127,9 +127,15 @@ static int reject(struct ag_op *op, const char *why)
     return 0;
 }
 
+/* An op's identity: its kind, entry point and shape bytes. */
+static uint64_t shape_hash(int kind, int entry, const void *shape, size_t shape_len)
+{
+    return ag_hash_bytes(ag_hash_mix((uint64_t)kind, (uint64_t)entry), shape, shape_len);
+}
+
 static uint64_t op_hash(const struct ag_op *op, const unsigned char *shape, uint32_t shape_len)
 {
-    return ag_hash_bytes(ag_hash_mix(op->kind, op->entry), shape, shape_len);
+    return shape_hash(op->kind, op->entry, shape, shape_len);
 }
 
 static void op_finish(struct ag_op *op, unsigned char *buf, uint32_t shape_len, uint32_t args_len)
@@ -380,9 +386,8 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
     };
     if (!ag_light_open() || (extra && !kernel_params))
         return 0;
-    /* the hash op_hash gives the same call recorded by ag_record_kernel */
-    return ag_engine_light_queue(ag_hash_bytes(ag_hash_mix(AG_OP_KERNEL, (uint64_t)entry), &ks,
-                                               sizeof ks),
+    /* the hash that ag_record_kernel gives the same call (args_len 0 when hashed) */
+    return ag_engine_light_queue(shape_hash(AG_OP_KERNEL, entry, &ks, sizeof ks),
                                  stream_key(stream, entry), entry, AG_OP_KERNEL);
 }
 
