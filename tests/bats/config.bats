@@ -73,6 +73,23 @@ expect_one_line() {
     expect_one_line 'libautograph: AUTOGRAPH_EXPLAIN="loud" is not valid (accepted: 0, off, no, false, 1, on, yes, true); using "0"'
 }
 
+@test "config: every engine integer switch: not a number, below and above its range give one line each and its default; empty means unset" {
+    local spec name def lo hi bad
+    # NAME DEFAULT MIN MAX, as README's table of switches says
+    for spec in "AUTOGRAPH_WARMUP 2 1 1000" "AUTOGRAPH_MIN_OPS 4 1 1048576" \
+        "AUTOGRAPH_CHUNK 8 1 65536" "AUTOGRAPH_CHUNK_MAX 256 1 65536" \
+        "AUTOGRAPH_VARIANTS 4 1 64" "AUTOGRAPH_PERIOD_MIN 32 2 65536" \
+        "AUTOGRAPH_LIGHT_AFTER 3 0 1048576"; do
+        read -r name def lo hi <<<"$spec"
+        for bad in 12x $((lo - 1)) $((hi + 1)); do
+            with_shim "$name=$bad"
+            expect_one_line "libautograph: $name=\"$bad\" is not valid (accepted: an integer from $lo to $hi); using \"$def\""
+        done
+        with_shim "$name="
+        [ ! -s "$tmp/err" ]
+    done
+}
+
 @test "config: AUTOGRAPH_SUMMARY_FILE expands %p; an unwritable path falls back to stderr" {
     with_shim AUTOGRAPH_SUMMARY_FILE="$tmp/sum.%p"
     ls "$tmp"/sum.[0-9]*
