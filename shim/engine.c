@@ -18,6 +18,10 @@
 struct ag_engine ag_eng;
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static int engine_running;
+static unsigned next_thread_id;
+static AG_TLS unsigned thread_id;
+
 /* Takes the engine lock; the calling thread's queued light ops go in first. */
 void ag_engine_lock(void)
 {
@@ -29,9 +33,6 @@ void ag_engine_unlock(void)
 {
     pthread_mutex_unlock(&engine_lock);
 }
-static int engine_running;
-static unsigned next_thread_id;
-static AG_TLS unsigned thread_id;
 
 unsigned ag_thread_id(void)
 {
@@ -222,6 +223,12 @@ int ag_engine_offer(struct ag_op *op)
     return AG_EAGER;                 /* lock stays held until ag_engine_done */
 }
 
+static void note_failed_op(void)
+{
+    if (ag_eng.w.ineligible == AG_SKIP_NONE)
+        ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
+}
+
 /* After an op was issued eagerly (it is the window's last op). */
 static void after_eager(const struct ag_op *op, int result)
 {
@@ -230,8 +237,7 @@ static void after_eager(const struct ag_op *op, int result)
     if (op->kind == AG_OP_KERNEL)
         ag_eng.s.launches_eager++;
     if (result != 0) {
-        if (ag_eng.w.ineligible == AG_SKIP_NONE)
-            ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
+        note_failed_op();
     } else if (ag_eng.r.t == NULL) {
         look_for_period();
     }
@@ -258,8 +264,7 @@ void ag_engine_take_light(const struct ag_op *op)
 void ag_engine_light_failed(void)
 {
     ag_engine_lock();
-    if (ag_eng.w.ineligible == AG_SKIP_NONE)
-        ag_eng.w.ineligible = AG_SKIP_FAILED_OP;
+    note_failed_op();
     pthread_mutex_unlock(&engine_lock);
 }
 

@@ -172,14 +172,15 @@ static inline int fast_none(struct ag_op *op, int id, ...)
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
         if (engine_wanted()) {                                                 \
-            ag_record_light = ag_engine_light_hint();                          \
-            if (AG_FAST(kind, sym))                                            \
+            if (AG_FAST(kind, sym)) {                                          \
                 how = AG_QUEUED;                                               \
-            else                                                               \
+            } else {                                                           \
+                ag_record_light = ag_engine_light_hint();                      \
                 while ((how = AG_RECORD(kind, sym) ? offer(&op)                \
                                                    : offer_unrecorded(&op))    \
                        == AG_RECORD_FULL)                                      \
                     ag_record_light = 0;                                       \
+            }                                                                  \
         }                                                                      \
         if (how == AG_HELD) {                                                  \
             ag_count_call(AG_EP_##sym, 0);                                     \

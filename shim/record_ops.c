@@ -286,6 +286,18 @@ static long extra_buffer(void **extra, void **buf)
     return *buf ? size : -1;
 }
 
+/* A kernel-params launch's shape, args_len 0: what its hash covers (full and light). */
+static struct kernel_shape kernel_shape_of(CUfunction f, const unsigned grid[3],
+                                           const unsigned block[3], unsigned smem,
+                                           unsigned nattrs)
+{
+    struct kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem,
+                               .form = FORM_PARAMS, .nattrs = nattrs };
+    memcpy(ks.grid, grid, sizeof ks.grid);
+    memcpy(ks.block, block, sizeof ks.block);
+    return ks;
+}
+
 /* Writes the shape (args_len still 0) to the start of the scratch buffer. */
 static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *ks,
                                    const CUlaunchAttribute *attrs, size_t shape_len)
@@ -349,15 +361,12 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
                                 const CUlaunchAttribute *attrs, unsigned nattrs,
                                 void **params, void **extra)
 {
-    struct kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem, .nattrs = nattrs };
+    struct kernel_shape ks = kernel_shape_of(f, grid, block, smem, nattrs);
     void *packed = NULL;
     long packed_len = 0;
     size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
     unsigned char *buf;
 
-    memcpy(ks.grid, grid, sizeof ks.grid);
-    memcpy(ks.block, block, sizeof ks.block);
-    ks.form = FORM_PARAMS;
     if (extra && !params) {
         packed_len = extra_buffer(extra, &packed);
         if (packed_len < 0)
@@ -380,12 +389,11 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
                            unsigned bx, unsigned by, unsigned bz, unsigned smem,
                            CUstream stream, void **kernel_params, void **extra)
 {
-    struct kernel_shape ks = {
-        .func = (uint64_t)(uintptr_t)f, .grid = { gx, gy, gz }, .block = { bx, by, bz },
-        .smem = smem, .form = FORM_PARAMS,
-    };
+    const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+    struct kernel_shape ks;
     if (!ag_light_open() || (extra && !kernel_params))
         return 0;
+    ks = kernel_shape_of(f, grid, block, smem, 0);
     /* the hash that ag_record_kernel gives the same call (args_len 0 when hashed) */
     return ag_engine_light_queue(shape_hash(AG_OP_KERNEL, entry, &ks, sizeof ks),
                                  stream_key(stream, entry), entry, AG_OP_KERNEL);
