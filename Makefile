@@ -3,7 +3,9 @@
 #   make              build build/libautograph.so (installs missing Debian packages first)
 #   make test         the one test command: unit, simulator and bats suites; GPU suite on a GPU
 #   make bench        benchmarks on a GPU machine (tables on stdout)
+#   make asan / tsan / memcheck   the unit and simulator suites under sanitizers
 #   make carry        fill .carry/ with what the GPU machine lacks (uthash.h, bats)
+#   make fuzz / bench-analyzer   the analyzer's fuzz targets and benchmark (analyzer/analyzer.mk)
 #   make install PREFIX=/usr/local
 #
 # Sub-makefiles under tests/ add their own targets; they see the variables below.
@@ -78,3 +80,6 @@ clean:
 -include tests/sim/sim.mk
 -include tests/gpu/gpu.mk
 -include tests/bench/bench.mk
+-include tests/plugin/plugin.mk
+-include tests/sanitize/sanitize.mk
+-include analyzer/analyzer.mk

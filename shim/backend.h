@@ -35,6 +35,13 @@ struct ag_backend {
     /* Release what build/instantiate returned (errors are ignored). */
     void (*release_graph)(void *graph, void **nodes, int n);
     void (*release_exec)(void *exec);
+
+    /* Introspection (include/autograph.h, AUTOGRAPH_DEBUG_DUMP); NULL where a backend
+     * has none.  dump_dot writes a built graph to `path` as Graphviz DOT (verbose:
+     * every node's parameters); graph_data describes `graph` instantiated as `exec`
+     * as JSON (README, "Graph data") in a malloc'd string. */
+    int (*dump_dot)(void *graph, const char *path, int verbose);
+    int (*graph_data)(void *graph, void *exec, char **json);
 };
 
 #endif

@@ -2,8 +2,8 @@
  *
  * Graphs are built by stream capture on the shim's own streams (never the
  * program's): created non-blocking, so that the legacy stream never waits on them,
- * and captured in relaxed mode, so that no call another thread makes can fail
- * because of this capture.  A chunk's ops are issued again onto capture stream
+ * and captured in relaxed mode unless AUTOGRAPH_CAPTURE_MODE says otherwise, so that
+ * no call another thread makes can fail because of this capture.  A chunk's ops are issued again onto capture stream
  * `slot`; an event record becomes a capture-internal record (for waits in the same
  * chunk) plus an external event record node (so that the program's event is really
  * recorded at that point); a wait on an event recorded before the chunk becomes an
@@ -13,16 +13,24 @@
  * Driver calls go to the real functions, never through the shim's wrappers.
  */
 #include "backend.h"
+#include "backend_cuda_inspect.h"
 
+#include "config.h"
 #include "driver.h"
+#include "fault_inject.h"
 #include "log.h"
 #include "record_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* var = the real driver function `name`; returns from the caller when it is
+ * missing, or when AUTOGRAPH_INJECT_FAULTS fails this use of it (fault_inject.c). */
 #define DRIVER(var, name) \
     static __typeof__(&name) var; \
+    int injected_##var = ag_fault_check(#name); \
+    if (injected_##var) \
+        return (CUresult)injected_##var; \
     if (var == NULL && (var = (__typeof__(&name))ag_driver_proc(#name)) == NULL) \
         return CUDA_ERROR_NOT_FOUND
 
@@ -50,6 +58,7 @@ static struct {
 static CUresult enter_context(CUcontext ctx, int *pushed)
 {
     CUcontext cur = NULL;
+    CUresult rc;
     DRIVER(get_current, cuCtxGetCurrent);
     DRIVER(push, cuCtxPushCurrent);
     *pushed = 0;
@@ -57,8 +66,9 @@ static CUresult enter_context(CUcontext ctx, int *pushed)
         return CUDA_SUCCESS;
     if (ctx == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    *pushed = 1;
-    return push(ctx);
+    rc = push(ctx);
+    *pushed = rc == CUDA_SUCCESS;      /* a failed push must not be popped */
+    return rc;
 }
 
 static void leave_context(int pushed)
@@ -102,11 +112,22 @@ static CUresult ensure_objects(CUcontext ctx, int nslots, size_t nevents)
     return CUDA_SUCCESS;
 }
 
+/* AUTOGRAPH_CAPTURE_MODE (default relaxed: no call another thread makes can fail
+ * because the shim is capturing on its own stream). */
+static CUstreamCaptureMode capture_mode(void)
+{
+    switch (ag_config()->capture_mode) {
+    case AG_CAPTURE_GLOBAL:       return CU_STREAM_CAPTURE_MODE_GLOBAL;
+    case AG_CAPTURE_THREAD_LOCAL: return CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    default:                      return CU_STREAM_CAPTURE_MODE_RELAXED;
+    }
+}
+
 /* ---- issue ------------------------------------------------------------------------ */
 
 static int backend_issue(const struct ag_op *op)
 {
-    int pushed;
+    int pushed = 0;            /* enter_context may return before setting it */
     CUresult rc = enter_context((CUcontext)op->ctx, &pushed);
     if (rc == CUDA_SUCCESS)
         rc = ag_record_issue(op, ag_stream_handle(op->stream));
@@ -206,7 +227,7 @@ static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgrap
     DRIVER(end, cuStreamEndCapture);
     CUresult rc, end_rc;
 
-    rc = begin(be.capture[0], CU_STREAM_CAPTURE_MODE_RELAXED);
+    rc = begin(be.capture[0], capture_mode());
     if (rc != CUDA_SUCCESS)
         return rc;
     rc = join_streams(nslots, (size_t)n, 1);
@@ -245,7 +266,7 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
                          void **nodes)
 {
     CUgraph graph = NULL;
-    int pushed;
+    int pushed = 0;            /* enter_context may return before setting it */
     CUresult rc = enter_context((CUcontext)ops[0].ctx, &pushed);
 
     if (rc == CUDA_SUCCESS)
@@ -301,19 +322,21 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
         return patch_kernel((CUgraphExec)exec, n, op);
     if (n->kind == AG_OP_MEMSET) {
         DRIVER(set, cuGraphExecMemsetNodeSetParams);
-        const struct ag_memset_args *a = (const void *)op->args;
+        struct ag_memset_args a;          /* copied: a chunk packs args unaligned */
         CUDA_MEMSET_NODE_PARAMS p = n->p.memset;
-        p.dst = a->dst;
-        p.value = a->value;
+        memcpy(&a, op->args, sizeof a);
+        p.dst = a.dst;
+        p.value = a.value;
         return set((CUgraphExec)exec, n->node, &p, n->ctx);
     } else {
         DRIVER(set, cuGraphExecMemcpyNodeSetParams);
-        const struct ag_copy_args *a = (const void *)op->args;
+        struct ag_copy_args a;            /* copied: a chunk packs args unaligned */
         CUDA_MEMCPY3D p = n->p.copy;
-        p.dstDevice = a->dst;
-        p.dstHost = (void *)(uintptr_t)a->dst;
-        p.srcDevice = a->src;
-        p.srcHost = (const void *)(uintptr_t)a->src;
+        memcpy(&a, op->args, sizeof a);
+        p.dstDevice = a.dst;
+        p.dstHost = (void *)(uintptr_t)a.dst;
+        p.srcDevice = a.src;
+        p.srcHost = (const void *)(uintptr_t)a.src;
         return set((CUgraphExec)exec, n->node, &p, n->ctx);
     }
 }
@@ -377,4 +400,6 @@ const struct ag_backend ag_cuda_backend = {
     .launch = backend_launch,
     .release_graph = backend_release_graph,
     .release_exec = backend_release_exec,
+    .dump_dot = ag_cuda_dump_dot,           /* backend_cuda_inspect.c */
+    .graph_data = ag_cuda_graph_data,
 };

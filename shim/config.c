@@ -27,6 +27,14 @@ static const struct word bool_words[] = {
     { "0", 0 }, { "off", 0 }, { "no", 0 }, { "false", 0 },
     { "1", 1 }, { "on", 1 }, { "yes", 1 }, { "true", 1 }, { NULL, 0 },
 };
+static const struct word liveness_words[] = {
+    { "off", AG_LIVENESS_OFF }, { "warn", AG_LIVENESS_WARN }, { "error", AG_LIVENESS_ERROR },
+    { NULL, 0 },
+};
+static const struct word capture_words[] = {
+    { "relaxed", AG_CAPTURE_RELAXED }, { "thread_local", AG_CAPTURE_THREAD_LOCAL },
+    { "global", AG_CAPTURE_GLOBAL }, { NULL, 0 },
+};
 static const struct word log_words[] = {
     { "error", AG_LOG_ERROR }, { "warn", AG_LOG_WARN }, { "info", AG_LOG_INFO },
     { "debug", AG_LOG_DEBUG }, { NULL, 0 },
@@ -42,6 +50,8 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_VARIANTS",   4,   1, 64,      offsetof(struct ag_config, max_variants) },
     { "AUTOGRAPH_PERIOD_MIN", 32,  2, 1 << 16, offsetof(struct ag_config, period_min) },
     { "AUTOGRAPH_LIGHT_AFTER", 3,  0, 1 << 20, offsetof(struct ag_config, light_after) },
+    { "AUTOGRAPH_MAX_GRAPHS", 0,   0, 1 << 20, offsetof(struct ag_config, max_graphs) },
+    { "AUTOGRAPH_MAX_GRAPH_MB", 0, 0, 1 << 20, offsetof(struct ag_config, max_graph_mb) },
     { NULL, 0, 0, 0, 0 },
 };
 
@@ -49,7 +59,9 @@ static const char *const known_names[] = {
     "AUTOGRAPH", "AUTOGRAPH_SUMMARY", "AUTOGRAPH_SUMMARY_FILE", "AUTOGRAPH_LOG",
     "AUTOGRAPH_EXPLAIN", "AUTOGRAPH_WARMUP", "AUTOGRAPH_MIN_OPS", "AUTOGRAPH_CHUNK",
     "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN",
-    "AUTOGRAPH_LIGHT_AFTER", NULL,
+    "AUTOGRAPH_LIGHT_AFTER", "AUTOGRAPH_CHECK_LIVENESS", "AUTOGRAPH_CAPTURE_MODE",
+    "AUTOGRAPH_INJECT_FAULTS", "AUTOGRAPH_KEEP_GRAPH", "AUTOGRAPH_MAX_GRAPHS",
+    "AUTOGRAPH_MAX_GRAPH_MB", "AUTOGRAPH_DEBUG_DUMP", "AUTOGRAPH_PLUGIN", NULL,
 };
 
 static void complain(const char *line)
@@ -119,7 +131,7 @@ static int is_known_name(const char *name, size_t len)
 
 static void check_unknown_names(char **environment)
 {
-    char known[256], line[512];
+    char known[1024], line[1536];
     size_t used = 0;
     for (const char *const *k = known_names; *k && used < sizeof known; k++)
         used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
@@ -133,6 +145,11 @@ static void check_unknown_names(char **environment)
                  (int)(len > 200 ? 200 : len), *e, known);
         complain(line);
     }
+}
+
+static const char *nonempty(const char *value)
+{
+    return value && value[0] ? value : NULL;
 }
 
 void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
@@ -151,6 +168,15 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->summary_file = (file && file[0]) ? file : NULL;
     out->log_level = (enum ag_log_level)parse_word(get, "AUTOGRAPH_LOG", log_words,
                                                    AG_LOG_WARN, "warn");
+    out->liveness = (enum ag_liveness)parse_word(get, "AUTOGRAPH_CHECK_LIVENESS",
+                                                 liveness_words, AG_LIVENESS_OFF, "off");
+    out->capture_mode = (enum ag_capture_mode)parse_word(get, "AUTOGRAPH_CAPTURE_MODE",
+                                                         capture_words, AG_CAPTURE_RELAXED,
+                                                         "relaxed");
+    out->inject_faults = get("AUTOGRAPH_INJECT_FAULTS");   /* checked by fault_inject.c */
+    out->keep_graph = parse_word(get, "AUTOGRAPH_KEEP_GRAPH", bool_words, 0, "0");
+    out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by engine_dump.c */
+    out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     check_unknown_names(environment);
 }
 

@@ -9,6 +9,8 @@
 #include "log.h"
 
 enum ag_mode { AG_MODE_OFF, AG_MODE_ON };
+enum ag_liveness { AG_LIVENESS_OFF, AG_LIVENESS_WARN, AG_LIVENESS_ERROR };
+enum ag_capture_mode { AG_CAPTURE_RELAXED, AG_CAPTURE_THREAD_LOCAL, AG_CAPTURE_GLOBAL };
 
 struct ag_config {
     enum ag_mode mode;              /* AUTOGRAPH */
@@ -22,6 +24,13 @@ struct ag_config {
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
     int light_after;                /* AUTOGRAPH_LIGHT_AFTER: differing windows before light recording */
+    enum ag_liveness liveness;      /* AUTOGRAPH_CHECK_LIVENESS: dead pointers in launches */
+    enum ag_capture_mode capture_mode;  /* AUTOGRAPH_CAPTURE_MODE: of the shim's own captures */
+    const char *inject_faults;      /* AUTOGRAPH_INJECT_FAULTS: fail the shim's own calls */
+    int keep_graph;                 /* AUTOGRAPH_KEEP_GRAPH: instantiate at first replay */
+    int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */
+    const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
+    const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */
 };
 
 /* The parsed configuration; parses the environment on first use. */

@@ -9,8 +9,10 @@
  * Where nothing repeats, ops are recorded light (engine_light.c).
  */
 #include "engine_internal.h"
+#include "engine_introspect.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,14 +66,16 @@ void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_pa
         ag_eng.be = backend;
         ag_eng.p = *p;
         ag_window_reset(&ag_eng.w);
+        ag_dump_setup(p->dump_dir);
         __atomic_store_n(&engine_running, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&engine_lock);
 }
 
+/* 0 also inside a hook (engine_hooks.c): its CUDA calls go straight to the driver. */
 int ag_engine_running(void)
 {
-    return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE) && !ag_hook_depth;
 }
 
 /* ---- windows ------------------------------------------------------------------- */
@@ -194,7 +198,7 @@ int ag_engine_offer(struct ag_op *op)
     if (!ag_engine_running())
         return AG_PASS;
     ag_engine_lock();
-    if (ag_eng.app_capturing) {
+    if (ag_eng.app_capturing || ag_eng.paused) {
         pthread_mutex_unlock(&engine_lock);
         return AG_PASS;
     }
@@ -321,8 +325,10 @@ void ag_engine_before(int entry, uintptr_t arg0)
         end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
     if (policy & AG_POLICY_EVENT_GONE)
         retire_event(arg0);
+    if (policy & AG_POLICY_STREAM_GONE)
+        ag_stream_gone(arg0);
     if (policy & AG_POLICY_DROP_GRAPHS)
-        drop_all("a module was unloaded or a context destroyed");
+        drop_all("a module was unloaded, a function reconfigured or a context destroyed");
     pthread_mutex_unlock(&engine_lock);
 }
 
@@ -357,6 +363,50 @@ void ag_engine_drop_graphs(const char *why)
         return;
     ag_engine_lock();
     drop_all(why);
+    pthread_mutex_unlock(&engine_lock);
+}
+
+/* ---- destroyed streams: a replay never maps one (the driver must see the call) -- */
+
+static uintptr_t dead_streams[AG_DEAD_STREAMS];
+static int dead_next, dead_count;
+
+void ag_stream_gone(uintptr_t stream)
+{
+    dead_streams[dead_next] = stream;
+    dead_next = (dead_next + 1) % AG_DEAD_STREAMS;
+    if (dead_count < AG_DEAD_STREAMS)    /* read unlocked by ag_engine_stream_created */
+        __atomic_store_n(&dead_count, dead_count + 1, __ATOMIC_RELAXED);
+}
+
+int ag_stream_is_dead(uintptr_t stream)
+{
+    for (int i = 0; i < dead_count; i++)
+        if (dead_streams[i] == stream)
+            return 1;
+    return 0;
+}
+
+void ag_engine_stream_created(uintptr_t stream)
+{
+    if (!ag_engine_running() || __atomic_load_n(&dead_count, __ATOMIC_RELAXED) == 0)
+        return;
+    ag_engine_lock();
+    for (int i = 0; i < dead_count; i++)
+        if (dead_streams[i] == stream)
+            dead_streams[i] = 0;         /* the handle is a live stream again */
+    pthread_mutex_unlock(&engine_lock);
+}
+
+void ag_engine_memory_freed(uintptr_t base, size_t size)
+{
+    char why[112];
+    if (!ag_engine_running())
+        return;
+    snprintf(why, sizeof why, "memory it points into is being freed (0x%llx, %zu bytes)",
+             (unsigned long long)base, size);
+    ag_engine_lock();
+    ag_templates_drop_pointing_into(base, base + (size ? size : 1), why);
     pthread_mutex_unlock(&engine_lock);
 }
 

@@ -34,6 +34,10 @@ struct ag_engine_params {
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */
     int explain;         /* print why windows were not graphed */
+    int keep_graph;      /* instantiate a chunk at its first replay, not when built */
+    int max_graphs;      /* templates kept; least recently used dropped (0: no bound) */
+    int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
+    const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */
 };
 
 /* Starts the engine (once).  Until then every call passes through. */
@@ -75,6 +79,13 @@ void ag_engine_after(int entry, int result);
 
 /* Issues all held work and ends the window (process exit, API flush). */
 void ag_engine_flush(enum ag_flush_reason reason);
+
+/* The program is freeing [base, base + size) (size 0: unknown, one byte): graphs
+ * that hold a pointer into it are dropped, and rebuilt if their window returns. */
+void ag_engine_memory_freed(uintptr_t base, size_t size);
+
+/* The program created a stream with this handle (it may reuse a destroyed one's). */
+void ag_engine_stream_created(uintptr_t stream);
 
 /* Drops every graph (their objects are destroyed through the backend). */
 void ag_engine_drop_graphs(const char *why);

@@ -125,6 +125,7 @@ struct ag_template {
     int retired, failed;        /* failed: a stub for a window that did not build */
     int build_attempts;
     unsigned long replays, mismatches;
+    uint64_t used;              /* replay clock of its last launch, or of its build */
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
 };
@@ -149,7 +150,9 @@ struct ag_stats {
     unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
     unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
-    unsigned long light_windows, light_ops;
+    unsigned long light_windows, light_ops, freed_retired;
+    unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
+    size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
@@ -168,6 +171,7 @@ struct ag_engine {
     int repeats;                /* how many times in a row it was seen */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
+    int paused;                 /* autograph_disable(): every op passes through */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
 };
@@ -175,6 +179,9 @@ struct ag_engine {
 extern struct ag_engine ag_eng;
 
 /* engine.c */
+#define AG_DEAD_STREAMS 32         /* destroyed stream handles remembered */
+void ag_stream_gone(uintptr_t stream);
+int ag_stream_is_dead(uintptr_t stream);
 void ag_engine_lock(void);          /* also drains the calling thread's light queue */
 void ag_engine_unlock(void);
 void ag_engine_take_light(const struct ag_op *op);  /* a light op issued eagerly */
@@ -197,6 +204,7 @@ struct ag_template *ag_template_find_start(uint64_t start_key);
 int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                     const uintptr_t *slot_key);
 void ag_template_retire(struct ag_template *t, const char *why);
+int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
 void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
                          struct ag_op *out);
 

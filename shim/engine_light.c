@@ -17,6 +17,7 @@
  * ag_record_light_kernel): hashed from the call's arguments, no recorder at all.
  */
 #include "engine_internal.h"
+#include "engine_introspect.h"
 
 #define AG_LIGHT_BATCH 32
 
@@ -52,6 +53,7 @@ void ag_light_forget_starts(void)
 void ag_light_gate_update(void)
 {
     int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
+               !ag_eng.paused && !ag_hook_depth &&
                ag_threads_seen() <= 1;
     __atomic_store_n(&ag_light_gate, open, __ATOMIC_RELAXED);
 }

@@ -54,7 +54,7 @@ void ag_replay_abort(const char *why)
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }
-    ag_eng.r.t = NULL;
+    __atomic_store_n(&ag_eng.r.t, NULL, __ATOMIC_RELAXED);   /* read unlocked: light hint */
     ag_light_gate_update();
     ag_eng.w.period_base = ag_eng.w.n;
     ag_eng.w.period = 0;
@@ -91,7 +91,7 @@ int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
         if (t->slot_fixed[s] == AG_STREAM_PER_THREAD && ag_threads_seen() > 1)
             return 0;
     memset(&ag_eng.r.slot_key, 0, sizeof ag_eng.r.slot_key);
-    ag_eng.r.t = t;
+    __atomic_store_n(&ag_eng.r.t, t, __ATOMIC_RELAXED);      /* read unlocked: light hint */
     ag_light_gate_update();
     ag_eng.r.pos = 0;
     ag_eng.r.chunk = 0;
@@ -106,6 +106,8 @@ static const char *map_stream(const struct ag_template *t, int slot, uintptr_t s
     int special = stream == AG_STREAM_LEGACY || stream == AG_STREAM_PER_THREAD;
     if (r->slot_set & (1u << slot))
         return r->slot_key[slot] == stream ? NULL : "a different stream";
+    if (ag_stream_is_dead(stream))
+        return "a stream the program destroyed";
     if (t->slot_fixed[slot] != stream && (t->slot_fixed[slot] || special))
         return "a different kind of stream (legacy / per-thread / created)";
     for (int s = 0; s < t->nslots; s++)

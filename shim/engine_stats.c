@@ -59,6 +59,9 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
     fprintf(out, "%sretired %lu\n", prefix, s->retired);
+    fprintf(out, "%sevicted %lu\n", prefix, s->evicted);
+    fprintf(out, "%sgraph_bytes_peak %zu\n", prefix, s->graph_bytes_peak);
+    fprintf(out, "%sretired_freed_memory %lu\n", prefix, s->freed_retired);
     fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);
     fprintf(out, "%slate_issue_failures %lu\n", prefix, s->issue_failures);
     fprintf(out, "%slight_windows %lu\n", prefix, s->light_windows);

@@ -10,6 +10,7 @@
  * recently used variant, node by node, only where the args changed.
  */
 #include "engine_internal.h"
+#include "engine_introspect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,28 @@ static int new_variant(struct ag_chunk *c)
     return 0;
 }
 
+static void drop_variants(struct ag_chunk *c)
+{
+    for (int v = 0; v < c->nvariants; v++) {
+        ag_eng.be->release_exec(c->variants[v].exec);
+        free(c->variants[v].args);
+    }
+    c->nvariants = 0;
+}
+
+/* Replaces the chunk's executables by one made from its graph as it is now: when
+ * it is built, at its first replay (AUTOGRAPH_KEEP_GRAPH), on autograph_instantiate. */
+int ag_chunk_instantiate(struct ag_template *t, int chunk)
+{
+    struct ag_chunk *c = &t->chunks[chunk];
+    int rc;
+    drop_variants(c);
+    rc = new_variant(c);
+    if (rc == 0)
+        ag_introspect_instantiated(t, chunk, 0);
+    return rc;
+}
+
 static void register_template(struct ag_template *t)
 {
     struct ag_start *s;
@@ -243,7 +266,9 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
         for (int c = 0; c < t->nchunks && rc == 0; c++) {
             rc = build_chunk(t, &t->chunks[c], w, a);
             if (rc == 0)
-                rc = new_variant(&t->chunks[c]);
+                ag_introspect_captured(t, c);        /* capture-end hooks, DOT dump */
+            if (rc == 0 && !ag_eng.p.keep_graph)
+                rc = ag_chunk_instantiate(t, c);     /* else at its first replay */
             if (rc == 0) {
                 t->chunks[c].history[0] = args_hash(t->chunks[c].base, t->chunks[c].args_len);
                 t->chunks[c].history_next = 1;
@@ -267,7 +292,9 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
         return NULL;
     }
     ag_eng.s.templates++;
+    t->used = ++ag_eng.clock;
     register_template(t);
+    ag_cache_enforce(t);                             /* AUTOGRAPH_MAX_GRAPHS, _MB */
     return t;
 }
 
@@ -275,10 +302,7 @@ void ag_template_free(struct ag_template *t)
 {
     for (int c = 0; t->chunks && c < t->nchunks; c++) {
         struct ag_chunk *ch = &t->chunks[c];
-        for (int v = 0; v < ch->nvariants; v++) {
-            ag_eng.be->release_exec(ch->variants[v].exec);
-            free(ch->variants[v].args);
-        }
+        drop_variants(ch);
         if (ch->graph)
             ag_eng.be->release_graph(ch->graph, ch->nodes, ch->end - ch->begin);
         free(ch->variants);
@@ -321,6 +345,51 @@ void ag_template_retire(struct ag_template *t, const char *why)
         ag_explain(t->hash, -1, "graph %u (%d ops) dropped: %s", t->id, t->nops, why);
     }
     ag_template_free(t);
+}
+
+/* ---- memory the program frees --------------------------------------------------- */
+
+/* Whether an 8-byte-aligned word of args lies in [lo, hi). */
+static int points_into(const unsigned char *args, size_t len, uintptr_t lo, uintptr_t hi)
+{
+    for (size_t off = 0; off + 8 <= len; off += 8) {
+        uint64_t v;
+        memcpy(&v, args + off, 8);
+        if (v >= lo && v < hi)
+            return 1;
+    }
+    return 0;
+}
+
+static int template_points_into(const struct ag_template *t, uintptr_t lo, uintptr_t hi)
+{
+    for (int c = 0; c < t->nchunks; c++) {
+        const struct ag_chunk *ch = &t->chunks[c];
+        if (ch->base && points_into(ch->base, ch->args_len, lo, hi))
+            return 1;
+        for (int v = 0; v < ch->nvariants; v++)
+            if (points_into(ch->variants[v].args, ch->args_len, lo, hi))
+                return 1;
+    }
+    return 0;
+}
+
+/* Drops every graph that holds a pointer into [lo, hi) in any of its nodes' args
+ * (as built, and as patched in each variant).  Returns how many. */
+int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why)
+{
+    struct ag_template *t, *tmp;
+    int dropped = 0;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
+        if (t->failed || !template_points_into(t, lo, hi))
+            continue;
+        if (t == ag_eng.r.t)
+            ag_replay_abort(why);
+        ag_template_retire(t, why);
+        ag_eng.s.freed_retired++;
+        dropped++;
+    }
+    return dropped;
 }
 
 /* ---- replaying a chunk --------------------------------------------------------- */
@@ -372,9 +441,16 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
                     const uintptr_t *slot_key)
 {
     uintptr_t streams[AG_MAX_SLOTS];
-    struct ag_variant *v = pick_variant(c, args);
-    int rc = patch_variant(t, c, v, args);
+    struct ag_variant *v;
+    int chunk = (int)(c - t->chunks), had, rc;
 
+    if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
+        return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
+    had = c->nvariants;
+    v = pick_variant(c, args);
+    if (c->nvariants > had)
+        ag_introspect_instantiated(t, chunk, c->nvariants - 1);
+    rc = patch_variant(t, c, v, args);
     if (rc != 0)
         return rc;
     for (int k = 0; k < c->nslots; k++)
@@ -383,6 +459,7 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
     if (rc != 0)
         return rc;
     v->used = ++ag_eng.clock;
+    t->used = v->used;
     ag_eng.s.chunk_launches++;
     ag_eng.s.launches_graphed += c->kernels;
     return 0;

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-unsigned short ag_call_policy[AG_EP_COUNT];
+_Atomic unsigned short ag_call_policy[AG_EP_COUNT];
 
 static const char *const reason_names[AG_FLUSH_REASON_COUNT] = {
     [AG_FLUSH_NONE] = "none",           [AG_FLUSH_SYNC] = "sync",
@@ -23,7 +23,7 @@ static const char *const reason_names[AG_FLUSH_REASON_COUNT] = {
     [AG_FLUSH_CAPTURE] = "app_capture", [AG_FLUSH_GRAPH] = "app_graph",
     [AG_FLUSH_LIFETIME] = "destroy",    [AG_FLUSH_CONTEXT] = "context",
     [AG_FLUSH_IPC] = "ipc",             [AG_FLUSH_THREAD] = "thread",
-    [AG_FLUSH_EXIT] = "exit",
+    [AG_FLUSH_EXIT] = "exit",           [AG_FLUSH_API] = "api",
 };
 
 const char *ag_flush_reason_name(enum ag_flush_reason reason)
@@ -64,7 +64,7 @@ static unsigned stream_policy(const char *name)
     if (has(name, "Query"))
         return AG_FLUSH_QUERY;
     if (has(name, "Destroy"))
-        return AG_FLUSH_LIFETIME;
+        return AG_FLUSH_LIFETIME | AG_POLICY_STREAM_GONE;
     if (has(name, "Create"))
         return AG_FLUSH_NONE;
     if (has(name, "Value") || has(name, "BatchMemOp"))
@@ -106,8 +106,9 @@ static unsigned policy_of(const char *name, int cls)
     case AG_CLASS_MEMWORK: return AG_FLUSH_UNRECORDED;
     case AG_CLASS_GRAPH:
         return (has(name, "Launch") || has(name, "Upload")) ? AG_FLUSH_GRAPH : AG_FLUSH_NONE;
-    case AG_CLASS_MODULE:
-        return has(name, "Unload") ? AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS : AG_FLUSH_MODULE;
+    case AG_CLASS_MODULE:            /* loads, unloads, function configuration */
+        return has(name, "Unload") || has(name, "Set") ? AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS
+                                                       : AG_FLUSH_MODULE;
     default:               return AG_FLUSH_NONE;   /* the resolver */
     }
 }

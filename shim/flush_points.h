@@ -27,6 +27,7 @@ enum ag_flush_reason {
     AG_FLUSH_IPC,           /* IPC handles */
     AG_FLUSH_THREAD,        /* work from a second thread */
     AG_FLUSH_EXIT,          /* process exit */
+    AG_FLUSH_API,           /* autograph_flush() (include/autograph.h) */
     AG_FLUSH_REASON_COUNT
 };
 
@@ -37,10 +38,12 @@ enum {
     AG_POLICY_EVENT_GONE    = 0x40,  /* its first argument is an event being destroyed */
     AG_POLICY_CAPTURE_BEGIN = 0x80,  /* after the call: the program's capture began */
     AG_POLICY_CAPTURE_END   = 0x100, /* after the call: the program's capture ended */
+    AG_POLICY_STREAM_GONE   = 0x200, /* its first argument is a stream being destroyed */
 };
 
-/* Policy of every entry point, by AG_EP_ id (filled by ag_flush_points_init). */
-extern unsigned short ag_call_policy[];
+/* Policy of every entry point, by AG_EP_ id (filled by ag_flush_points_init).  Atomic:
+ * the engine fills it while other threads' wrappers read it (a plain load on x86-64). */
+extern _Atomic unsigned short ag_call_policy[];
 
 void ag_flush_points_init(void);
 

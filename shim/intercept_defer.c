@@ -12,14 +12,18 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "alloc_table.h"
 #include "config.h"
 #include "counters.h"
 #include "driver.h"
 #include "engine.h"
 #include "entry_signatures.h"
+#include "fault_inject.h"
+#include "plugin.h"
+#include "intercept_wrapper.h"
+#include "log.h"
 #include "record_ops.h"
 
-#define AG_EXPORT __attribute__((visibility("default")))
 
 extern const struct ag_backend ag_cuda_backend;
 
@@ -32,16 +36,23 @@ static int decide_engine(void)
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
         .chunk_max = cfg->chunk_max, .max_variants = cfg->max_variants,
         .period_min = cfg->period_min, .light_after = cfg->light_after,
-        .explain = cfg->explain,
+        .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,
+        .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
+        ag_plugin_start(cfg->plugin);
         return 0;
     }
     if (p.chunk_max < p.chunk_first)
         p.chunk_max = p.chunk_first;
+    if (cfg->liveness != AG_LIVENESS_OFF)
+        p.light_after = 0;        /* light ops carry no args to check */
+    ag_faults_setup(cfg->inject_faults);
+    ag_alloc_setup(cfg->liveness);
     ag_engine_setup(&ag_cuda_backend, &p);
     __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
+    ag_plugin_start(cfg->plugin);      /* after: its init may call CUDA */
     return 1;
 }
 
@@ -60,14 +71,57 @@ void ag_intercept_before(int entry, uintptr_t arg0)
             ag_record_forget_layouts();
 }
 
+/* Errors after which the context is unusable (a kernel faulted, ...): every later
+ * call fails with it, and the driver returns it at the call, so nothing may be held. */
+static int sticky_error(int result)
+{
+    switch (result) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Called by every wrapper after a call the driver failed: after a sticky error the
+ * engine issues what it holds and steps aside for good (AUTOGRAPH=off from here). */
+void ag_intercept_failed(int entry, int result)
+{
+    if (!sticky_error(result) || __atomic_load_n(&engine_state, __ATOMIC_ACQUIRE) < 0)
+        return;
+    __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
+    if (ag_engine_running()) {
+        ag_engine_flush(AG_FLUSH_CONTEXT);
+        ag_log(AG_LOG_WARN, "%s returned sticky error %d: the context is unusable; "
+               "graphing stops, every later call goes straight to the driver",
+               ag_entry_name[entry], result);
+    }
+}
+
 static inline int offer_unrecorded(const struct ag_op *op)
 {
     ag_engine_unrecorded(op);
     return AG_PASS;
 }
 
+/* AUTOGRAPH_CHECK_LIVENESS: an op about to run (now or in a graph) is checked for
+ * pointers into freed memory (alloc_table.c reports them). */
+static void check_liveness(const struct ag_op *op)
+{
+    char what[192];
+    ag_record_describe(op, what, sizeof what);
+    ag_alloc_check_args(op->args, op->args_len, what);
+}
+
 static inline int offer(struct ag_op *op)
 {
+    if (__builtin_expect(ag_liveness != AG_LIVENESS_OFF, 0) && op->args_len)
+        check_liveness(op);
     return op->light && ag_engine_light_push(op) ? AG_QUEUED : ag_engine_offer(op);
 }
 
@@ -191,6 +245,8 @@ static inline int fast_none(struct ag_op *op, int id, ...)
             ag_engine_done(&op, result);                                       \
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
+        if (result != CUDA_SUCCESS)                                            \
+            ag_intercept_failed(AG_EP_##sym, result);                          \
         ag_count_call(AG_EP_##sym, result);                                    \
         return result;                                                         \
     }

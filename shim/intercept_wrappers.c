@@ -8,9 +8,10 @@
  * mode a wrapper forwards to the driver's function and counts the call.
  * The class decides the body: RESOLVE entries are written by hand in
  * intercept_procaddr.c.  These wrappers are weak: the entry points the engine
- * records (record_points.def) get strong ones in intercept_defer.c.  A call with a
- * flush policy (flush_points.c; all zero until the engine starts) first lets the
- * engine issue its held work.
+ * records (record_points.def) get strong ones in intercept_defer.c, the ones that
+ * allocate or free memory, or create streams, in intercept_lifetime.c.  A call with a flush policy
+ * (flush_points.c; all zero until the engine starts) first lets the engine issue
+ * its held work (intercept_wrapper.h).
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -19,29 +20,9 @@
 #include "driver.h"
 #include "engine.h"
 #include "entry_signatures.h"
+#include "intercept_wrapper.h"
 
-#include <stdint.h>
-
-void ag_intercept_before(int entry, uintptr_t arg0);   /* intercept_defer.c */
-
-#define AG_EXPORT __attribute__((visibility("default")))
-
-#define AG_FORWARD(sym)                                                        \
-    __attribute__((weak)) AG_EXPORT CUresult sym AG_PARAMS_##sym               \
-    {                                                                          \
-        CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
-        unsigned policy = ag_call_policy[AG_EP_##sym];                         \
-        CUresult result;                                                       \
-        if (real == NULL)                                                      \
-            return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
-        if (policy)                                                            \
-            ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);       \
-        result = real AG_ARGS_##sym;                                           \
-        if (policy & (AG_POLICY_CAPTURE_BEGIN | AG_POLICY_CAPTURE_END))        \
-            ag_engine_after(AG_EP_##sym, result);                              \
-        ag_count_call(AG_EP_##sym, result);                                    \
-        return result;                                                         \
-    }
+#define AG_FORWARD(sym) AG_WRAPPER(__attribute__((weak)), sym, (void)0, (void)0)
 
 #define AG_WRAP_LAUNCH(sym)  AG_FORWARD(sym)
 #define AG_WRAP_HOSTFN(sym)  AG_FORWARD(sym)

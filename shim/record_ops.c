@@ -21,6 +21,7 @@
 #include "entry_points.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
@@ -38,9 +39,13 @@ void *ag_driver_proc(const char *name)
     return fn;
 }
 
+/* var = the driver's function `name`, looked up once (threads may race to: atomic) */
 #define DRIVER_FN(var, name) \
-    static __typeof__(&name) var; \
-    if (var == NULL) var = (__typeof__(&name))ag_driver_proc(#name)
+    static __typeof__(&name) var##_cached; \
+    __typeof__(&name) var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
+    if (var == NULL) \
+        __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
+                         __ATOMIC_RELAXED)
 
 /* ---- scratch, streams ------------------------------------------------------------ */
 
@@ -49,6 +54,20 @@ AG_TLS int ag_record_light;
 
 static AG_TLS unsigned char *scratch;
 static AG_TLS size_t scratch_cap;
+static pthread_key_t scratch_key;        /* frees a thread's scratch when it exits */
+static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
+
+static void scratch_release(void *p)
+{
+    free(p);
+    scratch = NULL;
+    scratch_cap = 0;
+}
+
+static void scratch_key_create(void)
+{
+    pthread_key_create(&scratch_key, scratch_release);
+}
 
 static unsigned char *scratch_get(size_t bytes)
 {
@@ -62,6 +81,8 @@ static unsigned char *scratch_get(size_t bytes)
             return NULL;
         scratch = p;
         scratch_cap = cap;
+        pthread_once(&scratch_key_once, scratch_key_create);
+        pthread_setspecific(scratch_key, p);
     }
     return scratch;
 }
@@ -458,6 +479,22 @@ void ag_kernel_args_close(struct ag_kernel_args *ka)
 
 struct memset_shape { uint64_t count; uint32_t elem, pad; };
 
+void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
+{
+    DRIVER_FN(func_name, cuFuncGetName);
+    DRIVER_FN(kernel_name, cuKernelGetName);     /* cudart launches CUkernel handles */
+    const char *name = NULL;
+    struct kernel_shape ks;
+    if (op->kind == AG_OP_KERNEL && op->shape_len >= sizeof ks) {
+        memcpy(&ks, op->shape, sizeof ks);
+        if ((func_name == NULL || func_name(&name, (CUfunction)(uintptr_t)ks.func) != CUDA_SUCCESS) &&
+            (kernel_name == NULL || kernel_name(&name, (CUkernel)(uintptr_t)ks.func) != CUDA_SUCCESS))
+            name = NULL;
+    }
+    snprintf(buf, size, "%s%s%s", ag_entry_name[op->entry], name ? " of kernel " : "",
+             name ? name : "");
+}
+
 int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
                      size_t count, CUstream stream, unsigned elem_size)
 {
@@ -575,31 +612,33 @@ static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
 static CUresult issue_memset(const struct ag_op *op, CUstream stream)
 {
     const struct memset_shape *ms = (const void *)op->shape;
-    const struct ag_memset_args *ma = (const void *)op->args;
+    struct ag_memset_args ma;             /* copied: a chunk packs args unaligned */
     void *fn = ag_real_fn(op->entry);
+    memcpy(&ma, op->args, sizeof ma);
     switch (ms->elem) {
-    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma->dst, (unsigned char)ma->value, ms->count, stream);
-    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma->dst, (unsigned short)ma->value, ms->count, stream);
-    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma->dst, ma->value, ms->count, stream);
+    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma.dst, (unsigned char)ma.value, ms->count, stream);
+    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma.dst, (unsigned short)ma.value, ms->count, stream);
+    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma.dst, ma.value, ms->count, stream);
     }
 }
 
 static CUresult issue_copy(const struct ag_op *op, CUstream stream)
 {
     const struct copy_shape *cs = (const void *)op->shape;
-    const struct ag_copy_args *ca = (const void *)op->args;
+    struct ag_copy_args ca;               /* copied: a chunk packs args unaligned */
     void *fn = ag_real_fn(op->entry);
+    memcpy(&ca, op->args, sizeof ca);
     switch (op->entry) {
     case AG_EP_cuMemcpyHtoDAsync_v2:
     case AG_EP_cuMemcpyHtoDAsync_v2_ptsz:
-        return ((__typeof__(&cuMemcpyHtoDAsync))fn)(ca->dst, (const void *)(uintptr_t)ca->src,
+        return ((__typeof__(&cuMemcpyHtoDAsync))fn)(ca.dst, (const void *)(uintptr_t)ca.src,
                                                    cs->bytes, stream);
     case AG_EP_cuMemcpyDtoHAsync_v2:
     case AG_EP_cuMemcpyDtoHAsync_v2_ptsz:
-        return ((__typeof__(&cuMemcpyDtoHAsync))fn)((void *)(uintptr_t)ca->dst, ca->src,
+        return ((__typeof__(&cuMemcpyDtoHAsync))fn)((void *)(uintptr_t)ca.dst, ca.src,
                                                    cs->bytes, stream);
     default:   /* cuMemcpyAsync and cuMemcpyDtoDAsync share this prototype */
-        return ((__typeof__(&cuMemcpyAsync))fn)(ca->dst, ca->src, cs->bytes, stream);
+        return ((__typeof__(&cuMemcpyAsync))fn)(ca.dst, ca.src, cs->bytes, stream);
     }
 }
 

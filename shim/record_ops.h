@@ -61,6 +61,9 @@ struct ag_copy_args { uint64_t dst, src; };
  * through the real cuGetProcAddress (for this header's CUDA version). */
 void *ag_driver_proc(const char *name);
 
+/* "cuLaunchKernel of kernel _Z4stepPfi" (or just the entry point's name), for reports. */
+void ag_record_describe(const struct ag_op *op, char *buf, size_t size);
+
 /* Forgets kernel parameter layouts (a module was unloaded: handles may be reused). */
 void ag_record_forget_layouts(void);
 

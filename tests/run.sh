@@ -25,13 +25,18 @@
 #
 # Knobs (not AUTOGRAPH_*, for that reason):
 #   AG_TEST_TIMEOUT  seconds one bats file or unit executable may run (default 1800)
+#   AG_TEST_ROOT     run in this folder instead of the repository: its build/ is the build
+#                    under test (a sanitizer build, see tests/sanitize/sanitize.sh); the
+#                    simulator suites' setup() honours it too
+#   AG_TEST_FILES    the bats files to run, space-separated, relative to the root (default:
+#                    every tests/bats/*.bats, then every tests/gpu/*.bats)
 #
 # The last line of output is exactly `N passed, N failed, N skipped`; the exit status is
 # non-zero when anything failed (or when no test ran at all).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top" || exit 2
+cd "${AG_TEST_ROOT:-$top}" || exit 2
 
 for v in $(compgen -e); do
     case "$v" in AUTOGRAPH*) unset "$v" ;; esac
@@ -120,12 +125,18 @@ shopt -s nullglob
 bats_files=(tests/bats/*.bats)
 gpu_files=(tests/gpu/*.bats)
 shopt -u nullglob
+if [ -n "${AG_TEST_FILES:-}" ]; then
+    read -r -a bats_files <<<"$AG_TEST_FILES"
+    gpu_files=()
+fi
 
 for f in ${bats_files[@]+"${bats_files[@]}"}; do
     run_bats "$f"
 done
 
-if command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null) \
+if [ -n "${AG_TEST_FILES:-}" ]; then
+    :   # only the files named there
+elif command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null) \
         && [ -n "$gpus" ]; then
     echo "# GPU suite on: $(echo "$gpus" | head -n 1)"
 else

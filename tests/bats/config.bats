@@ -5,7 +5,7 @@
 # used, and the program's own output and log are unchanged.
 
 setup() {
-    cd "$BATS_TEST_DIRNAME/../.."
+    cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}"   # AG_TEST_ROOT: see tests/run.sh
     [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
     [ -f build/libautograph.so ] || skip "shim not built (make)"
     tmp="$BATS_TEST_TMPDIR"
@@ -50,9 +50,31 @@ expect_one_line() {
     expect_one_line 'libautograph: AUTOGRAPH_LOG="verbose" is not valid (accepted: error, warn, info, debug); using "warn"'
 }
 
-@test "config: an unknown AUTOGRAPH_* name gives one line" {
+@test "config: an unknown AUTOGRAPH_* name gives one line naming every known one" {
     with_shim AUTOGRAPH_SUMMRY=1
-    expect_one_line 'libautograph: unknown variable AUTOGRAPH_SUMMRY (known: AUTOGRAPH, AUTOGRAPH_SUMMARY, AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_LOG, AUTOGRAPH_EXPLAIN, AUTOGRAPH_WARMUP, AUTOGRAPH_MIN_OPS, AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX, AUTOGRAPH_VARIANTS, AUTOGRAPH_PERIOD_MIN, AUTOGRAPH_LIGHT_AFTER); ignored'
+    expect_one_line 'libautograph: unknown variable AUTOGRAPH_SUMMRY (known: AUTOGRAPH, .*); ignored'
+    # every switch of the README's table is among the known names
+    for name in $(sed -n 's/^| `\(AUTOGRAPH[A-Z_]*\)`.*/\1/p' README.md | sort -u); do
+        grep -q "[ (]$name[,)]" "$tmp/err" || { echo "not listed: $name"; return 1; }
+    done
+}
+
+@test "config: malformed AUTOGRAPH_CHECK_LIVENESS gives one line and off" {
+    with_shim AUTOGRAPH_CHECK_LIVENESS=strict
+    expect_one_line 'libautograph: AUTOGRAPH_CHECK_LIVENESS="strict" is not valid (accepted: off, warn, error); using "off"'
+}
+
+@test "config: malformed AUTOGRAPH_CAPTURE_MODE gives one line and relaxed" {
+    with_shim AUTOGRAPH_CAPTURE_MODE=local
+    expect_one_line 'libautograph: AUTOGRAPH_CAPTURE_MODE="local" is not valid (accepted: relaxed, thread_local, global); using "relaxed"'
+}
+
+@test "config: malformed AUTOGRAPH_INJECT_FAULTS gives one line and no fault" {
+    local bad
+    for bad in 'cuGraphLaunch' 'cuGraphLaunch:0' 'cuGraphLaunch:x' ':3' 'cuGraphLaunch:1:0' 'cuGraphLaunch:1,' 'cuGraphLaunch:1:2:3'; do
+        with_shim AUTOGRAPH_INJECT_FAULTS="$bad"
+        expect_one_line "libautograph: AUTOGRAPH_INJECT_FAULTS=\"$bad\" is not valid (accepted: comma-separated name:call\[:error\], call and error positive integers, at most 64 items); no faults injected"
+    done
 }
 
 @test "config: AUTOGRAPH_SUMMARY=1 writes the summary on stderr, prefixed" {
@@ -79,7 +101,8 @@ expect_one_line() {
     for spec in "AUTOGRAPH_WARMUP 2 1 1000" "AUTOGRAPH_MIN_OPS 4 1 1048576" \
         "AUTOGRAPH_CHUNK 8 1 65536" "AUTOGRAPH_CHUNK_MAX 256 1 65536" \
         "AUTOGRAPH_VARIANTS 4 1 64" "AUTOGRAPH_PERIOD_MIN 32 2 65536" \
-        "AUTOGRAPH_LIGHT_AFTER 3 0 1048576"; do
+        "AUTOGRAPH_LIGHT_AFTER 3 0 1048576" "AUTOGRAPH_MAX_GRAPHS 0 0 1048576" \
+        "AUTOGRAPH_MAX_GRAPH_MB 0 0 1048576"; do
         read -r name def lo hi <<<"$spec"
         for bad in 12x $((lo - 1)) $((hi + 1)); do
             with_shim "$name=$bad"
@@ -97,4 +120,32 @@ expect_one_line() {
     with_shim AUTOGRAPH_SUMMARY_FILE=/nonexistent/dir/summary
     grep -q '^libautograph: AUTOGRAPH_SUMMARY_FILE: cannot write /nonexistent/dir/summary' "$tmp/err"
     grep -q '^libautograph: kernel_launches [1-9]' "$tmp/err"
+}
+
+@test "config: malformed AUTOGRAPH_KEEP_GRAPH gives one line and 0" {
+    with_shim AUTOGRAPH_KEEP_GRAPH=always
+    expect_one_line 'libautograph: AUTOGRAPH_KEEP_GRAPH="always" is not valid (accepted: 0, off, no, false, 1, on, yes, true); using "0"'
+    with_shim AUTOGRAPH_KEEP_GRAPH=yes
+    [ ! -s "$tmp/err" ]
+}
+
+@test "config: AUTOGRAPH_DEBUG_DUMP that cannot be a folder gives one line and no dump; a new one is made" {
+    : >"$tmp/file"
+    with_shim AUTOGRAPH_DEBUG_DUMP="$tmp/file/dump"
+    expect_one_line "libautograph: AUTOGRAPH_DEBUG_DUMP=\"$tmp/file/dump\" is not valid (cannot make a writable folder there: Not a directory); nothing is dumped"
+    [ ! -e "$tmp/file/dump" ]
+    with_shim AUTOGRAPH_DEBUG_DUMP="$tmp/new/dump"
+    [ ! -s "$tmp/err" ]
+    [ -d "$tmp/new/dump" ]
+    with_shim AUTOGRAPH_DEBUG_DUMP=
+    [ ! -s "$tmp/err" ]
+}
+
+@test "config: AUTOGRAPH_PLUGIN that cannot be loaded, or has no autograph_plugin_init, gives one line" {
+    with_shim AUTOGRAPH_PLUGIN="$tmp/none.so"
+    expect_one_line "libautograph: AUTOGRAPH_PLUGIN=\"$tmp/none.so\" cannot be loaded ($tmp/none.so: cannot open shared object file: No such file or directory); no plugin"
+    with_shim AUTOGRAPH_PLUGIN="$PWD/build/sim/libcupti.so.13"
+    expect_one_line "libautograph: AUTOGRAPH_PLUGIN=\"$PWD/build/sim/libcupti.so.13\" has no autograph_plugin_init(); no plugin"
+    with_shim AUTOGRAPH_PLUGIN=
+    [ ! -s "$tmp/err" ]
 }

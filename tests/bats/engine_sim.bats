@@ -45,17 +45,10 @@ FAULT_OPS=3000
 SHIM_FAULT_MUST_REACH="cuStreamBeginCapture_v2 cuStreamEndCapture cuGraphInstantiateWithFlags
     cuGraphLaunch"
 
+source "$BATS_TEST_DIRNAME/sim_run.bash"   # (not `load`: this file defines a load())
+
 setup() {
-    cd "$BATS_TEST_DIRNAME/../.."
-    [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
-    [ -x build/sim/progs/engine_fuzz ] || skip "engine_fuzz not built (make sim)"
-    [ -f build/libautograph.so ] || skip "shim not built"
-    local v
-    for v in $(compgen -e); do       # the runs set exactly what they need
-        case "$v" in AUTOGRAPH*|SIM_*|ENGINE_FUZZ_*) unset "$v" ;; esac
-    done
-    tmp="$BATS_TEST_TMPDIR"
-    shim="$PWD/build/libautograph.so"
+    sim_setup engine_fuzz ENGINE_FUZZ_
 }
 
 # (Helpers avoid subshells and external commands where they can: under bats every
@@ -64,16 +57,11 @@ setup() {
 # fuzz TAG SPEC NOPS [VAR=VALUE...]: one run of engine_fuzz with those variables;
 # leaves $tmp/TAG.{log,out,err}, the exit status in rc_TAG and the command in cmd_TAG
 fuzz() {
-    local tag=$1 spec=$2 nops=$3 rc=0
+    local tag=$1 spec=$2 nops=$3
     shift 3
     local args=("${spec%%:*}" "$nops")
     [[ "$spec" != *:noevents ]] || args+=(noevents)
-    rm -f "$tmp/$tag".*
-    local cmd=(LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/$tag.log" SIM_LOG_SKIP=event
-               SIM_LOG_STREAMS=hide "$@" build/sim/progs/engine_fuzz "${args[@]}")
-    printf -v "cmd_$tag" '%s' "${cmd[*]}"
-    env "${cmd[@]}" >"$tmp/$tag.out" 2>"$tmp/$tag.err" || rc=$?
-    printf -v "rc_$tag" '%s' "$rc"
+    sim_run "$tag" engine_fuzz "$@" -- "${args[@]}"
 }
 
 # fuzz_shim TAG SPEC NOPS [VAR=VALUE...]: the same with the shim (summary in $tmp/TAG.summary)

@@ -5,7 +5,7 @@
 # the program sees the same answers with and without the shim.
 
 setup() {
-    cd "$BATS_TEST_DIRNAME/../.."
+    cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}"   # AG_TEST_ROOT: see tests/run.sh
     [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
     [ -f build/libautograph.so ] || skip "shim not built (make)"
     summary="$BATS_TEST_TMPDIR/summary"

@@ -6,7 +6,7 @@
 # each door.  The simulator's own checks live in build/sim/progs/selftest.
 
 setup() {
-    cd "$BATS_TEST_DIRNAME/../.."
+    cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}"   # AG_TEST_ROOT: see tests/run.sh
     [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
     progs=build/sim/progs
     tmp="$BATS_TEST_TMPDIR"

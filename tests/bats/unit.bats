@@ -2,7 +2,7 @@
 # unit.bats -- runs each C unit-test binary built from tests/unit/ (make unit-tests).
 
 setup() {
-    cd "$BATS_TEST_DIRNAME/../.."
+    cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}"   # AG_TEST_ROOT: see tests/run.sh
 }
 
 @test "unit: config parsing (test_config)" {

@@ -26,109 +26,7 @@ setup_file() { ag_setup_file; }
 
 setup() { ag_setup; }
 
-# --- helpers ---------------------------------------------------------------------------
-
-# eg_run TAG WHAT CMD... : run CMD (which may start with NAME=value words for env) with
-# stdout/stderr in $BATS_TEST_TMPDIR/TAG.{out,err}, under a time limit.
-#   WHAT = plain | shim | shim+cupti | cupti
-# shim: LD_PRELOAD the shim, summary in TAG.sum.<pid> (AUTOGRAPH left to its default
-# unless CMD sets it); cupti: the independent CUPTI counter, counts in TAG.cupti.<pid>.
-eg_run() {
-    local tag=$1 what=$2
-    shift 2
-    ag_env_clean
-    local cmd=("${AG_ENV[@]}") lim=()
-    case $what in *shim*)
-        cmd+=(LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p") ;;
-    esac
-    case $what in *cupti*)
-        cmd+=(CUDA_INJECTION64_PATH="$AG_BIN/libcupti_count.so"
-              AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p") ;;
-    esac
-    command -v timeout >/dev/null 2>&1 && lim=(timeout -k 10 "${AG_ENGINE_TIMEOUT:-300}")
-    "${lim[@]}" "${cmd[@]}" "$@" >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
-}
-
-# eg_stats TAG : the engine's summary counts of TAG's run (summed over its summary files)
-# and the program's own launch count.
-eg_stats() {
-    local t="$BATS_TEST_TMPDIR/$1"
-    EG_GRAPHED=$(ag_sum launches_graphed "$t".sum.*)
-    EG_EAGER=$(ag_sum launches_eager "$t".sum.*)
-    EG_SUMFILES=$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name "$1.sum.*" | wc -l)
-    EG_EXPECTED=$(ag_expected "$1")
-    EG_LATE_FAIL=$(ag_sum late_issue_failures "$t".sum.*)
-    local k line=""
-    for k in templates variants replays chunk_launches patches mismatches period_cuts \
-        build_failures late_issue_failures; do
-        line+=" $k $(ag_sum "$k" "$t".sum.*)"
-    done
-    EG_LINE="launches_graphed $EG_GRAPHED launches_eager $EG_EAGER (sum $((EG_GRAPHED + EG_EAGER)), program made ${EG_EXPECTED:-?})$line"
-}
-
-# eg_explain TAG CMD... : rerun CMD with the shim and AUTOGRAPH_EXPLAIN=1; show its stderr.
-eg_explain() {
-    local tag=$1
-    shift
-    eg_run "$tag" shim AUTOGRAPH_EXPLAIN=1 "$@" || true
-    echo "--- stderr with AUTOGRAPH_EXPLAIN=1 (last 40 lines):" >&2
-    tail -n 40 "$BATS_TEST_TMPDIR/$tag.err" | sed 's/^/    /' >&2
-}
-
-# eg_pair PROG ARGS... : build/gpu/PROG ARGS without the shim (a) and with it (b): both
-# exit 0, a's stdout is not empty (and, for engine_*, only hash lines), b's stdout
-# equals a's byte for byte, the shim wrote a summary, and no held work failed when
-# issued late (late_issue_failures 0: these programs make no failing call).  Sets EG_*
-# from b's summary and logs them.
-eg_pair() {
-    local prog=$1 dir=$BATS_TEST_TMPDIR rc=0
-    shift
-    eg_run a plain "$AG_BIN/$prog" "$@" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        echo "$prog $*: exit status $rc without the shim" >&2
-        ag_show a >&2
-        return 1
-    fi
-    if [ ! -s "$dir/a.out" ] || { [[ $prog == engine_* ]] &&
-            grep -qvE '^[a-z]+ [a-z_0-9]+ bytes [0-9]+ fnv1a64 [0-9a-f]{16}$' "$dir/a.out"; }; then
-        echo "$prog $*: malformed output without the shim:" >&2
-        head -n 5 "$dir/a.out" >&2
-        return 1
-    fi
-    eg_run b shim "$AG_BIN/$prog" "$@" || rc=$?
-    eg_stats b
-    ag_log "$prog $*: $EG_LINE"
-    if [ "$rc" -ne 0 ]; then
-        echo "$prog $*: exit status $rc with the shim$([ "$rc" -ge 124 ] && echo ' (timed out or killed)')" >&2
-        ag_show b >&2
-        return 1
-    fi
-    if ! cmp -s "$dir/a.out" "$dir/b.out"; then
-        echo "$prog $*: stdout differs with the shim (results not bit-identical):" >&2
-        diff "$dir/a.out" "$dir/b.out" | head -n 20 >&2
-        ag_show b >&2
-        return 1
-    fi
-    if [ "$EG_SUMFILES" -lt 1 ]; then
-        echo "$prog $*: the shim wrote no summary file" >&2
-        return 1
-    fi
-    if [ "$EG_LATE_FAIL" -ne 0 ]; then
-        echo "$prog $*: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
-        return 1
-    fi
-}
-
-# eg_repeating PROG ARGS... : eg_pair, and the engine graphed some of the launches.
-eg_repeating() {
-    eg_pair "$@" || return 1
-    if [ "$EG_GRAPHED" -le 0 ]; then
-        echo "$1 ${*:2}: launches_graphed is 0: the engine graphed nothing of a repeating workload" >&2
-        sed 's/^/    summary: /' "$BATS_TEST_TMPDIR"/b.sum.* 2>/dev/null | grep -v ' call ' >&2
-        eg_explain x "$AG_BIN/$1" "${@:2}"
-        return 1
-    fi
-}
+# --- helpers (eg_run, eg_stats, eg_pair, eg_repeating: gpu_helpers.bash) ------------------
 
 # eg_norepeat PROG ARGS... : eg_pair; the engine saw the launches and graphed none.
 eg_norepeat() {
@@ -285,24 +183,11 @@ eg_phases() {
 # engine on, the count must still be exactly the program's number of launches (none
 # dropped, none replayed twice).
 @test "engine: with CUPTI, every kernel runs exactly once (tiny, jacobi, forkjoin, legacy, rare)" {
-    local dir=$BATS_TEST_TMPDIR w a b i=0 bad=0
+    local w i=0 bad=0
     for w in "tiny 100 50" "jacobi 100" "forkjoin 50" "legacy 100" "rare 300"; do
-        i=$((i + 1)) a=a$i b=b$i    # a tag per run: counts are summed over TAG.*.<pid>
+        i=$((i + 1))
         # shellcheck disable=SC2086
-        eg_run $a plain "$AG_BIN/engine_static" $w || { ag_show $a; false; }
-        # shellcheck disable=SC2086
-        eg_run $b shim+cupti "$AG_BIN/engine_static" $w || { ag_show $b; false; }
-        ag_counts $b
-        eg_stats $b
-        ag_log "$w with CUPTI: N_cupti=$N_CUPTI (dropped $N_DROPPED), program $EG_EXPECTED; $EG_LINE"
-        if ! cmp -s "$dir/$a.out" "$dir/$b.out"; then
-            echo "$w: stdout differs with the shim and CUPTI" >&2
-            bad=1
-        fi
-        if [ "$N_DROPPED" -ne 0 ] || [ "$N_CUPTI" -ne "$EG_EXPECTED" ]; then
-            echo "$w: CUPTI saw $N_CUPTI kernels (dropped $N_DROPPED), the program made $EG_EXPECTED" >&2
-            bad=1
-        fi
+        eg_exactly_once $i engine_static $w || bad=1
         if [ "$EG_GRAPHED" -le 0 ]; then
             echo "$w: nothing graphed with CUPTI loaded" >&2
             bad=1
@@ -326,22 +211,5 @@ eg_phases() {
 # --- tools that share the process with the engine -------------------------------------------
 
 @test "engine: compute-sanitizer memcheck on jacobi with the shim: 0 errors, same bytes, graphed > 0" {
-    local cs
-    cs=$(command -v compute-sanitizer 2>/dev/null) || cs="$(ag_cuda_home)/bin/compute-sanitizer"
-    [ -x "$cs" ] || skip "no compute-sanitizer"
-    local t=$BATS_TEST_TMPDIR
-    eg_run a plain "$AG_BIN/engine_static" jacobi 60 || { ag_show a; false; }
-    # compute-sanitizer passes its environment (LD_PRELOAD included) to the target; its
-    # own messages go to --log-file so stdout holds only the program's output.
-    eg_run san shim "$cs" --tool memcheck --error-exitcode 99 --log-file "$t/san.log" \
-        "$AG_BIN/engine_static" jacobi 60 ||
-        { sed 's/^/    /' "$t/san.log" | tail -n 40; ag_show san; false; }
-    eg_stats san
-    local errs
-    errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) error.*/\1/p' "$t/san.log" | tail -n 1)
-    ag_log "compute-sanitizer memcheck, jacobi 60: ERROR SUMMARY ${errs:-?} errors; $EG_LINE"
-    [ "$errs" = 0 ]
-    cmp "$t/a.out" "$t/san.out"
-    [ "$EG_SUMFILES" -ge 1 ]
-    [ "$EG_GRAPHED" -gt 0 ]
+    eg_memcheck engine_static jacobi 60
 }

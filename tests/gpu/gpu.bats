@@ -20,20 +20,10 @@ load gpu_helpers
 
 setup_file() {
     ag_setup_file || return 1
-    export AG_PY=${PYTHON:-python3}
-    export PYTHONUNBUFFERED=1
-    export AG_TORCH=0 AG_TRITON=0
-    [ "$AG_GPU" = 1 ] || return 0
-    if "$AG_PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
-        >/dev/null 2>&1; then
-        AG_TORCH=1
-        "$AG_PY" -c 'import triton' >/dev/null 2>&1 && AG_TRITON=1
-    fi
+    ag_setup_python
 }
 
 setup() { ag_setup; }
-
-need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUDA"; }
 
 # --- the reference counter itself ---------------------------------------------
 
@@ -99,8 +89,7 @@ need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUD
 
 @test "gpu: compute-sanitizer memcheck on (a) with the shim: 0 errors, same bytes" {
     local cs
-    cs=$(command -v compute-sanitizer 2>/dev/null) || cs="$(ag_cuda_home)/bin/compute-sanitizer"
-    [ -x "$cs" ] || skip "no compute-sanitizer"
+    cs=$(ag_tool compute-sanitizer) || skip "no compute-sanitizer"
     local t=$BATS_TEST_TMPDIR
     ag_plain a "$AG_BIN/rt_static" 5 || { ag_show a; false; }
     # compute-sanitizer passes its environment (LD_PRELOAD included) to the target;

@@ -13,13 +13,27 @@
 #                      workloads (tiny, jacobi, scalar, forkjoin, legacy, norepeat,
 #                      hostwork, rare), static cudart
 #   engine_shared      the same with -cudart=shared
+#   capture_static     tests/gpu/capture_prog.cu (tests/gpu/safety.bats): the program's
+#   capture_shared     own stream captures and graph launches next to the engine
+#   threads_static     tests/gpu/threads_prog.cu (safety.bats): 8 threads, own streams with
+#   threads_shared     cross-thread event waits, one shared stream, default stream
+#   threads_ptds       the same, --default-stream per-thread (stream 0 is per thread)
+#   errors_static      tests/gpu/errors_prog.cu (safety.bats): the program's own errors
+#   errors_shared      (launch configuration, handles, out of memory, faulting kernel)
+#   liveness_static    tests/gpu/liveness_prog.cu (liveness.bats): memory freed under
+#   liveness_shared    graphs, dead pointers (AUTOGRAPH_CHECK_LIVENESS)
+#   introspect_trace   tests/gpu/introspect_trace.cu (introspect.bats): a CUPTI-traced
+#                      replay for the tools_id proof; links CUPTI and the stub libcuda
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
+#
+# tests/gpu/<name>_prog.cu builds into <name>_static and <name>_shared by the two pattern
+# rules below; every such program depends on the headers of GPU_PROG_HDRS.
 
 GPU_DIR      := $(BUILD)/gpu
 GPU_SRC      := tests/gpu
 # SASS for Hopper plus PTX that any newer GPU can JIT.
 GPU_GENCODE  ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
-GPU_NVFLAGS  ?= -O2 $(GPU_GENCODE) -Xcompiler -Wall
+GPU_NVFLAGS  ?= -O2 $(GPU_GENCODE) -Xcompiler -Wall -Xcompiler -Wextra
 CUPTI_LIBDIR ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
                   $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so \
                   $(CUDA_HOME)/lib64/libcupti.so \
@@ -31,7 +45,13 @@ GPU_CFLAGS   := -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE
 
 GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/drv_prog $(GPU_DIR)/libcupti_count.so \
-             $(GPU_DIR)/engine_static $(GPU_DIR)/engine_shared
+             $(GPU_DIR)/engine_static $(GPU_DIR)/engine_shared \
+             $(GPU_DIR)/capture_static $(GPU_DIR)/capture_shared \
+             $(GPU_DIR)/threads_static $(GPU_DIR)/threads_shared $(GPU_DIR)/threads_ptds \
+             $(GPU_DIR)/errors_static $(GPU_DIR)/errors_shared \
+             $(GPU_DIR)/liveness_static $(GPU_DIR)/liveness_shared \
+             $(GPU_DIR)/introspect_trace
+GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh
 
 .PHONY: gpu-progs
 gpu-progs: $(GPU_PROGS)
@@ -46,21 +66,19 @@ $(GPU_DIR)/probe: $(GPU_SRC)/probe.c
 	@mkdir -p $(@D)
 	$(CC) $(GPU_CFLAGS) -o $@ $< -ldl
 
-$(GPU_DIR)/rt_static: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
+$(GPU_DIR)/%_static: $(GPU_SRC)/%_prog.cu $(GPU_PROG_HDRS)
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
 
-$(GPU_DIR)/rt_shared: $(GPU_SRC)/rt_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
+$(GPU_DIR)/%_shared: $(GPU_SRC)/%_prog.cu $(GPU_PROG_HDRS)
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 
-$(GPU_DIR)/engine_static: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
+# Per-thread default stream: stream 0 (and <<<g, b>>> without a stream) is the calling
+# thread's own stream (the _ptsz/_ptds driver entry points).
+$(GPU_DIR)/threads_ptds: $(GPU_SRC)/threads_prog.cu $(GPU_PROG_HDRS)
 	@mkdir -p $(@D)
-	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $<
-
-$(GPU_DIR)/engine_shared: $(GPU_SRC)/engine_prog.cu $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh
-	@mkdir -p $(@D)
-	$(NVCC) $(GPU_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
+	$(NVCC) $(GPU_NVFLAGS) --default-stream per-thread -cudart=static -o $@ $<
 
 $(GPU_DIR)/drv_kernels.fatbin: $(GPU_SRC)/drv_kernels.cu $(GPU_SRC)/fill_hash.cuh
 	@mkdir -p $(@D)
@@ -86,3 +104,11 @@ $(GPU_DIR)/libcupti_count.so: $(GPU_SRC)/cupti_count.c
 	@mkdir -p $(@D)
 	$(CC) $(GPU_CFLAGS) -fPIC -shared $(GPU_CUDA_INC) -o $@ $< \
 	    -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lpthread
+
+# tests/gpu/introspect.bats: a CUPTI-traced replay for the tools_id proof (links CUPTI and
+# the stub libcuda; include/autograph.h with AUTOGRAPH_OPTIONAL).
+$(GPU_DIR)/introspect_trace: $(GPU_SRC)/introspect_trace.cu $(GPU_PROG_HDRS) include/autograph.h
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=static -Iinclude $(GPU_CUDA_INC) -o $@ $< \
+	    -L$(CUPTI_LIBDIR) -Xlinker -rpath=$(CUPTI_LIBDIR) -lcupti \
+	    -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl

@@ -1,5 +1,5 @@
-# gpu_helpers.bash -- helpers for tests/gpu/gpu.bats and tests/gpu/engine.bats (loaded
-# with `load gpu_helpers`).
+# gpu_helpers.bash -- helpers for the GPU suites tests/gpu/gpu.bats, engine.bats and
+# safety.bats (loaded with `load gpu_helpers`).
 #
 # Every run leaves its files in $BATS_TEST_TMPDIR/<tag>.{out,err}; the shim's exit
 # summaries in <tag>.sum.<pid> and the CUPTI counter's counts in <tag>.cupti.<pid>.
@@ -10,6 +10,32 @@ ag_cuda_home() {
     nvcc=$(command -v nvcc 2>/dev/null) || nvcc=/usr/local/cuda/bin/nvcc
     echo "${CUDA_HOME:-${nvcc%/bin/nvcc}}"
 }
+
+# ag_tool NAME : the path of a toolkit program (compute-sanitizer, ncu): from PATH, else
+# the toolkit's bin/; prints nothing and fails when there is none.
+ag_tool() {
+    local p
+    p=$(command -v "$1" 2>/dev/null) || p="$(ag_cuda_home)/bin/$1"
+    [ -x "$p" ] && echo "$p"
+}
+
+# ag_setup_python: for setup_file, after ag_setup_file: exports AG_PY (python3, or
+# $PYTHON), PYTHONUNBUFFERED=1, AG_TORCH=1 when it has PyTorch with CUDA and AG_TRITON=1
+# when it also has Triton (else 0).
+ag_setup_python() {
+    export AG_PY=${PYTHON:-python3}
+    export PYTHONUNBUFFERED=1
+    export AG_TORCH=0 AG_TRITON=0
+    [ "${AG_GPU:-0}" = 1 ] || return 0
+    if "$AG_PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
+        >/dev/null 2>&1; then
+        AG_TORCH=1
+        "$AG_PY" -c 'import triton' >/dev/null 2>&1 && AG_TRITON=1
+    fi
+    return 0
+}
+
+need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUDA"; }
 
 # ag_setup_file: the suites' setup_file: exports AG_TOP, AG_SHIM, AG_BIN and AG_GPU
 # (1 with a usable GPU, after building the library and the GPU programs; else 0, with
@@ -206,4 +232,156 @@ ag_check_calls() {
         fi
     done < <(awk '$1 == "expected_call"' "$t.err")
     return $bad
+}
+
+# --- runs with the engine (engine.bats, safety.bats) ----------------------------------------
+# AG_ENGINE_TIMEOUT: seconds one program may run (default 300): a hang fails the test.
+
+# eg_run TAG WHAT CMD... : run CMD (which may start with NAME=value words for env) with
+# stdout/stderr in $BATS_TEST_TMPDIR/TAG.{out,err}, under a time limit.
+#   WHAT = plain | shim | shim+cupti | cupti
+# shim: LD_PRELOAD the shim, summary in TAG.sum.<pid> (AUTOGRAPH left to its default
+# unless CMD sets it); cupti: the independent CUPTI counter, counts in TAG.cupti.<pid>.
+eg_run() {
+    local tag=$1 what=$2
+    shift 2
+    ag_env_clean
+    local cmd=("${AG_ENV[@]}") lim=()
+    case $what in *shim*)
+        cmd+=(LD_PRELOAD="$AG_SHIM" AUTOGRAPH_SUMMARY_FILE="$BATS_TEST_TMPDIR/$tag.sum.%p") ;;
+    esac
+    case $what in *cupti*)
+        cmd+=(CUDA_INJECTION64_PATH="$AG_BIN/libcupti_count.so"
+              AG_CUPTI_COUNT_FILE="$BATS_TEST_TMPDIR/$tag.cupti.%p") ;;
+    esac
+    command -v timeout >/dev/null 2>&1 && lim=(timeout -k 10 "${AG_ENGINE_TIMEOUT:-300}")
+    "${lim[@]}" "${cmd[@]}" "$@" >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err"
+}
+
+# eg_stats TAG : the engine's summary counts of TAG's run (summed over its summary files)
+# and the program's own launch count.
+eg_stats() {
+    local t="$BATS_TEST_TMPDIR/$1"
+    EG_GRAPHED=$(ag_sum launches_graphed "$t".sum.*)
+    EG_EAGER=$(ag_sum launches_eager "$t".sum.*)
+    EG_SUMFILES=$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name "$1.sum.*" | wc -l)
+    EG_EXPECTED=$(ag_expected "$1")
+    EG_LATE_FAIL=$(ag_sum late_issue_failures "$t".sum.*)
+    local k line=""
+    for k in templates variants replays chunk_launches patches mismatches period_cuts \
+        build_failures late_issue_failures; do
+        line+=" $k $(ag_sum "$k" "$t".sum.*)"
+    done
+    EG_LINE="launches_graphed $EG_GRAPHED launches_eager $EG_EAGER (sum $((EG_GRAPHED + EG_EAGER)), program made ${EG_EXPECTED:-?})$line"
+}
+
+# eg_explain TAG CMD... : rerun CMD with the shim and AUTOGRAPH_EXPLAIN=1; show its stderr.
+eg_explain() {
+    local tag=$1
+    shift
+    eg_run "$tag" shim AUTOGRAPH_EXPLAIN=1 "$@" || true
+    echo "--- stderr with AUTOGRAPH_EXPLAIN=1 (last 40 lines):" >&2
+    tail -n 40 "$BATS_TEST_TMPDIR/$tag.err" | sed 's/^/    /' >&2
+}
+
+# eg_pair PROG ARGS... : eg_pair_cmd for build/gpu/PROG ARGS.
+eg_pair() { eg_pair_cmd "$*" "$AG_BIN/$1" "${@:2}"; }
+
+# eg_pair_cmd NAME CMD... : CMD without the shim (a) and with it (b): both exit 0, a's
+# stdout is not empty (and, for engine_* programs, only hash lines), b's stdout equals
+# a's byte for byte, the shim wrote a summary, and no held work failed when issued late
+# (late_issue_failures 0: these programs make no failing call).  Sets EG_* from b's
+# summary and logs them; NAME names the run in messages.
+eg_pair_cmd() {
+    local name=$1 dir=$BATS_TEST_TMPDIR rc=0
+    shift
+    eg_run a plain "$@" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "$name: exit status $rc without the shim" >&2
+        ag_show a >&2
+        return 1
+    fi
+    if [ ! -s "$dir/a.out" ] || { [[ $name == engine_* ]] &&
+            grep -qvE '^[a-z]+ [a-z_0-9]+ bytes [0-9]+ fnv1a64 [0-9a-f]{16}$' "$dir/a.out"; }; then
+        echo "$name: malformed output without the shim:" >&2
+        head -n 5 "$dir/a.out" >&2
+        return 1
+    fi
+    eg_run b shim "$@" || rc=$?
+    eg_stats b
+    ag_log "$name: $EG_LINE"
+    if [ "$rc" -ne 0 ]; then
+        echo "$name: exit status $rc with the shim$([ "$rc" -ge 124 ] && echo ' (timed out or killed)')" >&2
+        ag_show b >&2
+        return 1
+    fi
+    if ! cmp -s "$dir/a.out" "$dir/b.out"; then
+        echo "$name: stdout differs with the shim (results not bit-identical):" >&2
+        diff "$dir/a.out" "$dir/b.out" | head -n 20 >&2
+        ag_show b >&2
+        return 1
+    fi
+    if [ "$EG_SUMFILES" -lt 1 ]; then
+        echo "$name: the shim wrote no summary file" >&2
+        return 1
+    fi
+    if [ "$EG_LATE_FAIL" -ne 0 ]; then
+        echo "$name: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
+        return 1
+    fi
+}
+
+# eg_repeating PROG ARGS... : eg_pair, and the engine graphed some of the launches.
+eg_repeating() {
+    eg_pair "$@" || return 1
+    if [ "$EG_GRAPHED" -le 0 ]; then
+        echo "$1 ${*:2}: launches_graphed is 0: the engine graphed nothing of a repeating workload" >&2
+        sed 's/^/    summary: /' "$BATS_TEST_TMPDIR"/b.sum.* 2>/dev/null | grep -v ' call ' >&2
+        eg_explain x "$AG_BIN/$1" "${@:2}"
+        return 1
+    fi
+}
+
+# eg_exactly_once I PROG ARGS... : build/gpu/PROG ARGS without the shim (tag aI) and with
+# the shim and the CUPTI counter (tag bI): both exit 0, the same stdout, and CUPTI, which
+# counts kernel executions (graph nodes included), saw exactly the program's number of
+# launches: none dropped, none run twice.  Sets EG_* from bI and logs them.
+eg_exactly_once() {
+    local i=$1 prog=$2 dir=$BATS_TEST_TMPDIR bad=0
+    shift 2
+    eg_run "a$i" plain "$AG_BIN/$prog" "$@" || { ag_show "a$i"; return 1; }
+    eg_run "b$i" shim+cupti "$AG_BIN/$prog" "$@" || { ag_show "b$i"; return 1; }
+    ag_counts "b$i"
+    eg_stats "b$i"
+    ag_log "$prog $* with CUPTI: N_cupti=$N_CUPTI (dropped $N_DROPPED), program $EG_EXPECTED; $EG_LINE"
+    if ! cmp -s "$dir/a$i.out" "$dir/b$i.out"; then
+        echo "$prog $*: stdout differs with the shim and CUPTI" >&2
+        bad=1
+    fi
+    if [ "$N_DROPPED" -ne 0 ] || [ "$N_CUPTI" -ne "$EG_EXPECTED" ]; then
+        echo "$prog $*: CUPTI saw $N_CUPTI kernels (dropped $N_DROPPED), the program made $EG_EXPECTED" >&2
+        bad=1
+    fi
+    return $bad
+}
+
+# eg_memcheck PROG ARGS... : build/gpu/PROG ARGS without the shim (tag a) and under
+# compute-sanitizer memcheck with the shim (tag san; the tool's own messages in san.log,
+# so san.out holds only the program's output): 0 errors, the same stdout, and the engine
+# graphed some launches.  Skips without compute-sanitizer.
+eg_memcheck() {
+    local cs t=$BATS_TEST_TMPDIR errs
+    cs=$(ag_tool compute-sanitizer) || skip "no compute-sanitizer"
+    eg_run a plain "$AG_BIN/$1" "${@:2}" || { ag_show a; return 1; }
+    # compute-sanitizer passes its environment (LD_PRELOAD included) to the target
+    eg_run san shim "$cs" --tool memcheck --error-exitcode 99 --log-file "$t/san.log" \
+        "$AG_BIN/$1" "${@:2}" ||
+        { sed 's/^/    /' "$t/san.log" | tail -n 40; ag_show san; return 1; }
+    eg_stats san
+    errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) error.*/\1/p' "$t/san.log" | tail -n 1)
+    ag_log "compute-sanitizer memcheck, $*: ERROR SUMMARY ${errs:-?} errors; $EG_LINE"
+    [ "$errs" = 0 ] || { echo "$*: memcheck found ${errs:-?} errors" >&2; return 1; }
+    cmp "$t/a.out" "$t/san.out" || { echo "$*: stdout differs under memcheck" >&2; return 1; }
+    [ "$EG_SUMFILES" -ge 1 ] || { echo "$*: the shim wrote no summary" >&2; return 1; }
+    [ "$EG_GRAPHED" -gt 0 ] || { echo "$*: nothing graphed under memcheck" >&2; return 1; }
 }

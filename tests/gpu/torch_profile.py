@@ -4,7 +4,9 @@
 Profiles a few steps of a small model and exports a Chrome trace to TRACE, then reads
 it back and prints "trace_kernels N" (events with "cat": "kernel"), "trace_kernel_names
 <sha256 of the sorted kernel names>" and "sha256 <output hash>".
-usage: torch_profile.py TRACE.json
+With "loop STEPS": profiles STEPS identical steps of elementwise kernels instead, each
+ended by torch.cuda.synchronize() (a repeating loop: the engine graphs it).
+usage: torch_profile.py TRACE.json [loop STEPS]
 """
 import hashlib
 import json
@@ -16,6 +18,26 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 
+def model_steps(x, w):
+    for _ in range(5):
+        h = x
+        for wi in w:
+            h = torch.relu(h @ wi) + 0.01
+        x = torch.tanh(h)
+    torch.cuda.synchronize()
+    return x
+
+
+def loop_steps(x, w, steps):
+    for _ in range(steps):
+        h = x
+        for wi in w:
+            h = torch.relu(h * wi[:128] + 0.01)
+        x = torch.tanh(h) * 0.5 + x * 0.5
+        torch.cuda.synchronize()
+    return x
+
+
 def main():
     path = sys.argv[1]
     torch.use_deterministic_algorithms(True)
@@ -25,12 +47,10 @@ def main():
     x = torch.randn(128, 256, generator=g).to(dev)
     w = [(torch.randn(256, 256, generator=g) / 16).to(dev) for _ in range(4)]
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            h = x
-            for wi in w:
-                h = torch.relu(h @ wi) + 0.01
-            x = torch.tanh(h)
-        torch.cuda.synchronize()
+        if len(sys.argv) > 3 and sys.argv[2] == "loop":
+            x = loop_steps(x, w, int(sys.argv[3]))
+        else:
+            x = model_steps(x, w)
     prof.export_chrome_trace(path)
     with open(path) as f:
         trace = json.load(f)

@@ -18,6 +18,9 @@
  *   SIM_FAIL=sym:k[:code],...  call #k (1-based) of export sym returns code
  *                         (default CUDA_ERROR_UNKNOWN) without doing anything
  *   SIM_TRACE=1           print each driver call (export name) to stderr
+ *   SIM_GRAPH_TRACE=path  append "<graphId> <graphNodeId> <kernel>" per kernel node a
+ *                         graph runs, as CUPTI's kernel records give them; the ids
+ *                         are those of build/sim/libcupti.so.13 (sim_cupti.c)
  */
 #ifndef SIM_H
 #define SIM_H

@@ -1,7 +1,8 @@
 # tests/sim/sim.mk -- the CPU driver simulator (a stand-in libcuda.so.1 for CI
 # machines without a GPU) and the test programs that run on it.
 #
-#   make sim    build/sim/libcuda.so.1 (+ libcuda.so link) and build/sim/progs/*
+#   make sim    build/sim/libcuda.so.1 (+ libcuda.so link), build/sim/libcupti.so.13 (a
+#               stand-in for CUPTI's graph id functions) and build/sim/progs/*
 #
 # Included by the top Makefile; uses its BUILD, CC, CFLAGS, CPPFLAGS, PYTHON,
 # CUDA_HOME and DEPS_OK.  tests/bats/sim.bats runs the programs.
@@ -9,6 +10,7 @@
 SIM_DIR      := $(BUILD)/sim
 SIM_GEN      := $(SIM_DIR)/gen
 SIM_LIBCUDA  := $(SIM_DIR)/libcuda.so.1
+SIM_CUPTI    := $(SIM_DIR)/libcupti.so.13
 SIM_SRCS     := $(sort $(wildcard tests/sim/sim_*.c))
 SIM_OBJS     := $(SIM_SRCS:tests/sim/%.c=$(SIM_DIR)/obj/%.o)
 SIM_HDRS     := $(wildcard tests/sim/*.h) tests/sim/sim_exports.def
@@ -26,7 +28,7 @@ SIM_CUDA_VERSION := $(shell sed -n 's/^\#define CUDA_VERSION \([0-9]*\).*/\1/p' 
 
 .PHONY: sim
 ifeq ($(shell [ "$(SIM_CUDA_VERSION)" -ge 13000 ] 2>/dev/null && echo yes),yes)
-sim: $(SIM_LIBCUDA) $(SIM_DIR)/libcuda.so $(SIM_PROGS)
+sim: $(SIM_LIBCUDA) $(SIM_DIR)/libcuda.so $(SIM_CUPTI) $(SIM_PROGS)
 else
 sim:
 	@echo "sim: not built: needs CUDA >= 13.0 headers in $(CUDA_HOME)/include (found '$(SIM_CUDA_VERSION)')"
@@ -49,6 +51,11 @@ $(SIM_LIBCUDA): $(SIM_OBJS)
 
 $(SIM_DIR)/libcuda.so: | $(SIM_LIBCUDA)
 	ln -sf libcuda.so.1 $@
+
+# The CUPTI stand-in: the id functions the shim's graph data asks for (sim_cupti.c).
+$(SIM_CUPTI): tests/sim/cupti_stand_in.c $(SIM_LIBCUDA) | $(SIM_DIR)/libcuda.so
+	$(CC) $(SIM_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcupti.so.13 \
+	    -Wl,--no-undefined -o $@ $< -L$(SIM_DIR) -lcuda
 
 SIM_PROG_LIBS = -L$(SIM_DIR) -lcuda -ldl -lpthread
 $(addprefix $(SIM_DIR)/progs/,$(SIM_DLOPEN_PROGS)): SIM_PROG_LIBS = -ldl -lpthread

@@ -99,6 +99,19 @@ SIM_EXPORT int sim_register_kernel(const char *name, sim_kernel_fn fn, int npara
     return sim_register_kernel_aligned(name, fn, nparams, param_sizes, NULL);
 }
 
+/* The stand-in libcupti (tests/sim/cupti_stand_in.c) asks for the ids of graphs,
+ * nodes and executable graphs here (sim_cupti.c); it shares the lock too. */
+SIM_EXPORT int sim_tools_id(int what, const void *handle, unsigned long long *id)
+{
+    uint64_t v = 0;
+    pthread_mutex_lock(&sim_lock);
+    int rc = sim_cupti_lookup(what, handle, &v);
+    pthread_mutex_unlock(&sim_lock);
+    if (rc == 0 && id)
+        *id = v;
+    return rc;
+}
+
 /* Exit-time work (checksums) runs under the same lock -- unless another thread
  * still holds it after a second (it may never return): then without. */
 void sim_with_lock(void (*fn)(void))

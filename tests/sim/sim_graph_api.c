@@ -289,7 +289,8 @@ CUresult sim_api_graph_node_find_in_clone(CUgraphNode *phNode, CUgraphNode hOrig
 
 /* ---- DOT */
 
-static void dot_label(FILE *f, sim_op *op)
+/* verbose (CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE): a kernel's launch configuration too */
+static void dot_label(FILE *f, sim_op *op, int verbose)
 {
     static const char *names[] = {
         [SIM_OP_KERNEL] = "KERNEL", [SIM_OP_MEMCPY] = "MEMCPY", [SIM_OP_MEMSET] = "MEMSET",
@@ -301,6 +302,10 @@ static void dot_label(FILE *f, sim_op *op)
     fprintf(f, "%s", names[op->kind]);
     if (op->kind == SIM_OP_KERNEL)
         fprintf(f, "\\n%s", op->u.k.kern->name);
+    if (op->kind == SIM_OP_KERNEL && verbose)
+        fprintf(f, "\\ngrid=%ux%ux%u block=%ux%ux%u smem=%u", op->u.k.grid[0], op->u.k.grid[1],
+                op->u.k.grid[2], op->u.k.block[0], op->u.k.block[1], op->u.k.block[2],
+                op->u.k.smem);
 }
 
 CUresult sim_api_graph_debug_dot_print(CUgraph hGraph, const char *path, unsigned int flags)
@@ -308,7 +313,6 @@ CUresult sim_api_graph_debug_dot_print(CUgraph hGraph, const char *path, unsigne
     sim_graph *g;
     FILE *f;
     CUresult rc = sim_graph_get(hGraph, &g);
-    (void)flags;
     if (rc)
         return rc;
     if (!path || !(f = fopen(path, "w")))
@@ -317,7 +321,7 @@ CUresult sim_api_graph_debug_dot_print(CUgraph hGraph, const char *path, unsigne
     for (size_t i = 0; i < g->nodes.n; i++) {
         sim_node *x = g->nodes.v[i];
         fprintf(f, "  n%lu [label=\"%lu ", x->seq, x->seq);
-        dot_label(f, &x->op);
+        dot_label(f, &x->op, (flags & CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) != 0);
         fprintf(f, "\"];\n");
     }
     for (size_t i = 0; i < g->nodes.n; i++) {

@@ -299,6 +299,12 @@ char *sim_log_args(const sim_kernel *k, const unsigned char *args);  /* malloc'd
 int sim_fault_check(const char *sym, CUresult *code);
 int sim_trace_enabled(void);
 
+/* ---- CUPTI's view of graphs (sim_cupti.c): ids for the stand-in libcupti
+ * (tests/sim/cupti_stand_in.c, through sim_tools_id) and SIM_GRAPH_TRACE */
+enum { SIM_TOOLS_NODE, SIM_TOOLS_GRAPH, SIM_TOOLS_EXEC };   /* sim_tools_id's `what` */
+int sim_cupti_lookup(int what, const void *handle, uint64_t *id);
+void sim_cupti_trace_node(const sim_node *x);    /* a node a graph runs */
+
 /* ---- small helpers */
 void *sim_xcalloc(size_t n, size_t size);
 void *sim_xrealloc(void *p, size_t size);

@@ -93,7 +93,7 @@ static void fake_release_exec(void *exec)
 
 static const struct ag_backend fake = {
     fake_issue, fake_build, fake_instantiate, fake_patch, fake_launch,
-    fake_release_graph, fake_release_exec,
+    fake_release_graph, fake_release_exec, NULL, NULL,   /* no introspection */
 };
 
 static int light_offers, full_after_light, queued_ops;
@@ -201,6 +201,38 @@ static void test_light_recording(void)
     CHECK(same_order() && builds >= 1 && launches > 20);
 }
 
+/* Freeing memory a graph points into drops that graph only; it is rebuilt when its
+ * window returns. */
+static void test_memory_freed(void)
+{
+    reset();
+    for (int it = 0; it < 4; it++) {          /* window A points at 0x10000 (op 2) */
+        for (int k = 0; k < 6; k++)
+            submit(k, k == 2 ? 0x10000 + 8 * (uint64_t)k : (uint64_t)k);
+        sync_point();
+    }
+    for (int it = 0; it < 4; it++) {          /* window B does not */
+        for (int k = 0; k < 6; k++)
+            submit(50 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(builds == 2);
+    ag_engine_memory_freed(0x20000, 64);        /* nobody points there */
+    CHECK(builds == 2 && launches == 2 * 2 * 1);
+    ag_engine_memory_freed(0x10000, 64);        /* A's interior pointer 0x10010 */
+    launches = 0;
+    for (int k = 0; k < 6; k++)                 /* B still replays */
+        submit(50 + k, (uint64_t)k);
+    sync_point();
+    CHECK(launches == 1);
+    for (int it = 0; it < 4; it++) {          /* A: eager twice more, then rebuilt */
+        for (int k = 0; k < 6; k++)
+            submit(k, k == 2 ? 0x10000 + 8 * (uint64_t)k : (uint64_t)k);
+        sync_point();
+    }
+    CHECK(builds == 3 && same_order());
+}
+
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
@@ -278,5 +310,6 @@ int main(void)
     CHECK(builds == 0 && launches == 0);
     CHECK(light_offers > 0);                 /* recorded light after 3 differing windows */
     test_light_recording();
+    test_memory_freed();
     return check_finish("test_engine");
 }

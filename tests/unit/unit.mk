@@ -19,6 +19,14 @@ $(BUILD)/tests/unit/engine/%.o: shim/%.c $(wildcard shim/*.h) shim/entry_points.
 $(BUILD)/tests/unit/test_engine: $(UNIT_ENGINE_OBJS)
 $(BUILD)/tests/unit/test_engine: UNIT_EXTRA_OBJS = $(UNIT_ENGINE_OBJS)
 
+# The public API (api.c: no CUDA header either) over the same engine objects.
+UNIT_API_OBJS := $(UNIT_ENGINE_OBJS) $(BUILD)/tests/unit/engine/api.o
+$(BUILD)/tests/unit/test_introspect: $(UNIT_API_OBJS)
+$(BUILD)/tests/unit/test_introspect: UNIT_EXTRA_OBJS = $(UNIT_API_OBJS)
+
+$(BUILD)/tests/unit/test_alloc: $(BUILD)/shim/alloc_table.o
+$(BUILD)/tests/unit/test_alloc: UNIT_EXTRA_OBJS = $(BUILD)/shim/alloc_table.o
+
 .PHONY: unit-tests
 unit-tests: $(UNIT_BINS)
 test: unit-tests

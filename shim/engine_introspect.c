@@ -1,0 +1,191 @@
+/* engine_introspect.c -- introspection: the graphs as include/autograph.h shows them.
+ *
+ * engine_template.c reports two events: a chunk captured (before instantiation;
+ * with AUTOGRAPH_KEEP_GRAPH the first instantiation waits for the first replay or
+ * autograph_instantiate) and an executable instantiated.  Each is dumped
+ * (engine_dump.c) and given to the hooks (engine_hooks.c); an instantiation may
+ * pass a cache bound (engine_cache.c).  The template being built is not registered
+ * yet; while its hooks run it is `building`, so that a hook can look it up.
+ * The queries below run with the engine lock held (ag_introspect_lock), and name a
+ * graph by (template id, chunk) and an executable by (template id, chunk, variant).
+ */
+#include "engine_internal.h"
+#include "engine_introspect.h"
+
+static struct ag_template *building;
+
+void ag_introspect_captured(struct ag_template *t, int chunk)
+{
+    autograph_graph_event ev = { t->id, chunk, -1, t->chunks[chunk].graph, NULL };
+    ag_dump_captured(t, chunk);
+    building = t;
+    ag_hooks_fire(AG_HOOK_CAPTURE_END, &ev);
+    building = NULL;
+}
+
+void ag_introspect_instantiated(struct ag_template *t, int chunk, int variant)
+{
+    const struct ag_chunk *c = &t->chunks[chunk];
+    autograph_graph_event ev = { t->id, chunk, variant, c->graph, c->variants[variant].exec };
+    ag_dump_instantiated(t, chunk, variant);
+    building = t;
+    ag_hooks_fire(AG_HOOK_POST_INSTANTIATE, &ev);
+    building = NULL;
+    ag_cache_enforce(t);
+}
+
+/* The backend's introspection entries, with the engine stepping aside for this thread
+ * as in a hook: a driver call they cause on the way (CUPTI initialising itself, say)
+ * must not wait for the lock this thread holds.  AUTOGRAPH_ERR_UNSUPPORTED without. */
+#define ASIDE(call)                                                            \
+    __extension__({                                                            \
+        int rc_;                                                               \
+        ag_step_aside(1);                                                      \
+        rc_ = (call);                                                          \
+        ag_step_aside(-1);                                                     \
+        rc_;                                                                   \
+    })
+
+int ag_backend_graph_data(void *graph, void *exec, char **json)
+{
+    return ag_eng.be->graph_data ? ASIDE(ag_eng.be->graph_data(graph, exec, json))
+                                 : AUTOGRAPH_ERR_UNSUPPORTED;
+}
+
+int ag_backend_dump_dot(void *graph, const char *path, int verbose)
+{
+    return ag_eng.be->dump_dot ? ASIDE(ag_eng.be->dump_dot(graph, path, verbose))
+                               : AUTOGRAPH_ERR_UNSUPPORTED;
+}
+
+/* ---- queries ------------------------------------------------------------------- */
+
+int ag_introspect_lock(void)
+{
+    if (ag_in_hook())
+        return 0;                    /* this thread holds the lock already */
+    ag_engine_lock();
+    return 1;
+}
+
+void ag_introspect_unlock(int taken)
+{
+    if (taken)
+        ag_engine_unlock();
+}
+
+/* autograph_disable / _enable.  Paused, ag_engine_offer lets every op through; the
+ * ops a replay holds go out first, in order (ops after them must not overtake). */
+void ag_introspect_pause(int paused)
+{
+    if (paused && ag_eng.r.t)
+        ag_replay_abort("autograph_disable()");
+    ag_eng.paused = paused;
+    ag_light_gate_update();
+}
+
+static struct ag_template *find_template(unsigned id)
+{
+    struct ag_template *t, *tmp;
+    if (building && building->id == id)
+        return building;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp)
+        if (!t->failed && t->id == id)
+            return t;
+    return NULL;
+}
+
+/* Chunk `chunk` of template `id` if its graph exists (a hook may see a template
+ * whose later chunks are not captured yet). */
+static struct ag_chunk *find_chunk(unsigned id, int chunk)
+{
+    struct ag_template *t = find_template(id);
+    if (t == NULL || chunk < 0 || chunk >= t->nchunks || t->chunks[chunk].graph == NULL)
+        return NULL;
+    return &t->chunks[chunk];
+}
+
+static void describe(const struct ag_template *t, int chunk, autograph_graph_info *info)
+{
+    const struct ag_chunk *c = &t->chunks[chunk];
+    info->template_id = t->id;
+    info->chunk = chunk;
+    info->nchunks = t->nchunks;
+    info->ops = c->end - c->begin;
+    info->kernels = (int)c->kernels;
+    info->variants = c->nvariants;
+    info->replays = t->replays;
+    info->last_used = t->used;
+    info->mem_bytes = (unsigned long long)c->nvariants * ag_chunk_exec_bytes(info->ops,
+                                                                             c->args_len);
+    info->graph = c->graph;
+}
+
+static int list_template(const struct ag_template *t, autograph_graph_info *out, int max,
+                         int count)
+{
+    for (int c = 0; c < t->nchunks && t->chunks[c].graph; c++, count++)
+        if (count < max)
+            describe(t, c, &out[count]);
+    return count;
+}
+
+int ag_introspect_list(autograph_graph_info *out, int max)
+{
+    struct ag_template *t, *tmp;
+    int count = 0, building_listed = 0;
+    if (max < 0 || (max > 0 && out == NULL))
+        return AUTOGRAPH_ERR_INVALID;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
+        building_listed |= t == building;
+        if (!t->failed)
+            count = list_template(t, out, max, count);
+    }
+    if (building && !building_listed)
+        count = list_template(building, out, max, count);
+    return count;
+}
+
+int ag_introspect_exec(unsigned id, int chunk, int variant, void **exec)
+{
+    struct ag_chunk *c = find_chunk(id, chunk);
+    if (exec == NULL)
+        return AUTOGRAPH_ERR_INVALID;
+    if (c == NULL || variant < 0 || variant >= c->nvariants)
+        return AUTOGRAPH_ERR_NOT_FOUND;
+    *exec = c->variants[variant].exec;
+    return AUTOGRAPH_OK;
+}
+
+int ag_introspect_instantiate(unsigned id)
+{
+    struct ag_template *t = find_template(id);
+    if (t == NULL)
+        return AUTOGRAPH_ERR_NOT_FOUND;
+    for (int c = 0; c < t->nchunks; c++)
+        if (ag_chunk_instantiate(t, c) != 0)
+            return AUTOGRAPH_ERR_DRIVER;   /* that chunk instantiates again at its replay */
+    return AUTOGRAPH_OK;
+}
+
+int ag_introspect_graph_data(unsigned id, int chunk, int variant, char **json)
+{
+    struct ag_chunk *c = find_chunk(id, chunk);
+    int rc;
+    if (c == NULL || variant < 0 || variant >= c->nvariants)
+        return AUTOGRAPH_ERR_NOT_FOUND;
+    rc = ag_backend_graph_data(c->graph, c->variants[variant].exec, json);
+    return rc == 0 || rc == AUTOGRAPH_ERR_UNSUPPORTED ? rc : AUTOGRAPH_ERR_DRIVER;
+}
+
+int ag_introspect_dump(unsigned id, int chunk, const char *path, int verbose)
+{
+    struct ag_chunk *c = find_chunk(id, chunk);
+    if (path == NULL)
+        return AUTOGRAPH_ERR_INVALID;
+    int rc;
+    if (c == NULL)
+        return AUTOGRAPH_ERR_NOT_FOUND;
+    rc = ag_backend_dump_dot(c->graph, path, verbose);
+    return rc == 0 || rc == AUTOGRAPH_ERR_UNSUPPORTED ? rc : AUTOGRAPH_ERR_DRIVER;
+}
