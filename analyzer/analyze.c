@@ -1,0 +1,136 @@
+/* analyze.c -- the analysis pipeline (replays, lanes, per-replay dependencies,
+ * aggregation) and the "cannot decide" notes that say what the input does not allow
+ * and why. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void analysis_note(struct analysis *a, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    struct note *n;
+    if (a->n_notes == NOTE_MAX)
+        return;
+    n = &a->notes[a->n_notes++];
+    snprintf(n->what, sizeof n->what, "%s", what);
+    va_start(ap, fmt);
+    vsnprintf(n->why, sizeof n->why, fmt, ap);
+    va_end(ap);
+}
+
+const char *ser_class_name(int cls)
+{
+    static const char *const names[] = { "true", "false", "ambiguous", "unclassified" };
+    return cls >= 0 && cls < SER_CLASSES ? names[cls] : "?";
+}
+
+void analysis_free(struct analysis *a)
+{
+    for (size_t i = 0; i < a->n_groups; i++) {
+        free(a->groups[i].lanes);
+        free(a->groups[i].pairs);
+    }
+    free(a->groups);
+    free(a->order);
+    free(a->replays);
+    free(a->sers);
+    free(a->uses);
+    free(a->lanes);
+    memset(a, 0, sizeof *a);
+}
+
+static size_t replayed_without_channel(const struct analysis *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_replays; i++)
+        for (uint32_t k = 0; k < a->replays[i].count; k++)
+            n += !(a->t->ev[a->order[a->replays[i].first + k]].flags & KEV_CHANNEL);
+    return n;
+}
+
+static void note_inputs(struct analysis *a)
+{
+    const struct trace *t = a->t;
+    if (t->n == 0)
+        analysis_note(a, "anything", "the trace has no GPU activity (no event with \"ph\":\"X\" "
+                      "and \"cat\" kernel, gpu_memcpy or gpu_memset)");
+    else if (!a->by_graph)
+        analysis_note(a, "true or false dependencies, critical paths, gains",
+                      "no GPU record has \"graph id\" and \"graph node id\" args, so records "
+                      "cannot be mapped to graph nodes (PyTorch 2.11's profiler writes "
+                      "neither; libautograph's trace does, see analyzer/FORMAT.md); reported "
+                      "instead: launch groups (records sharing one correlation), their spans, "
+                      "lanes and idle gaps");
+    else if (!a->by_channel)
+        analysis_note(a, "serializations, false dependencies, gains",
+                      "no GPU record has a \"channel\" arg, so which records shared a "
+                      "hardware channel is unknown; lanes are streams; critical paths and "
+                      "delayed starts are still reported");
+    if (a->by_channel && replayed_without_channel(a) > 0)
+        analysis_note(a, "serializations of some records", "%zu GPU records of replays have "
+                      "no \"channel\"; they are left out of serializations",
+                      replayed_without_channel(a));
+    if (a->no_corr > 0)
+        analysis_note(a, "replays of some graph records", "%llu graph records have no "
+                      "\"correlation\" (the graph launch's), so their replay is unknown; "
+                      "they are left out", (unsigned long long)a->no_corr);
+}
+
+static void note_graphs(struct analysis *a)
+{
+    char ids[200] = "";
+    size_t len = 0, missing = 0;
+    for (size_t i = 0; i < a->n_groups; i++) {
+        const struct group *g = &a->groups[i];
+        if (!g->by_graph || g->g != NULL)
+            continue;
+        if (missing++ < 8 && len < sizeof ids - 24)
+            len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%llu", len ? ", " : "",
+                                    (unsigned long long)g->id);
+    }
+    if (missing > 0)
+        analysis_note(a, "true or false dependencies of some exec graphs", "no graph file for "
+                      "exec graph%s %s%s: pass its get_graph_data JSON as an argument, or put "
+                      "it in <trace>.graphs/", missing > 1 ? "s" : "", ids,
+                      missing > 8 ? ", ..." : "");
+    for (size_t i = 0; i < a->n_groups; i++)
+        if (a->groups[i].unmatched > 0)
+            analysis_note(a, "some records of an exec graph", "%llu records of exec graph %llu "
+                          "name nodes that are not kernel, memcpy or memset nodes of %s (a "
+                          "graph file from another run?); they are left out",
+                          (unsigned long long)a->groups[i].unmatched,
+                          (unsigned long long)a->groups[i].id, a->groups[i].g->file);
+}
+
+static int run_replays(struct analysis *a)
+{
+    void *scratch = deps_scratch_new();
+    int rc = scratch == NULL ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < a->n_replays; i++)
+        rc = deps_replay(a, &a->replays[i], &a->groups[a->replays[i].group], scratch);
+    deps_scratch_free(scratch);
+    return rc;
+}
+
+int analysis_run(struct analysis *a, const struct trace *t, struct graphset *gs,
+                 double eps_us, char *err, size_t errsize)
+{
+    memset(a, 0, sizeof *a);
+    a->t = t;
+    a->gs = gs;
+    a->eps = (int64_t)llround(eps_us * 1000.0);
+    a->by_graph = t->with_graph > 0 && t->with_node > 0;
+    a->by_channel = t->with_channel > 0;
+    if (replays_build(a) != 0 || lanes_total(a) != 0 || run_replays(a) != 0
+        || aggregate_groups(a) != 0) {
+        snprintf(err, errsize, "%s: out of memory while analyzing", t->path);
+        return -1;
+    }
+    note_inputs(a);
+    note_graphs(a);
+    return 0;
+}

@@ -1,0 +1,196 @@
+/* report_text.c -- the readable report: what was read, what cannot be decided and
+ * why, then per exec graph (or launch group) its replays' spans, serializations by
+ * class, false dependencies by node pair, channel occupancy, critical path and the
+ * estimated gain, and a few replays in detail; last, the lanes of the whole trace. */
+#include "report.h"
+
+#include <stdio.h>
+
+#define PAIRS_SHOWN 10
+#define LANES_SHOWN 32
+#define GROUPS_SHOWN 50
+
+static int64_t mean(int64_t sum, uint64_t n) { return n ? sum / (int64_t)n : 0; }
+
+static double pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* "label 12.345 us" */
+static void put_us(struct out *o, const char *label, int64_t ns)
+{
+    out_printf(o, "%s", label);
+    out_us(o, ns);
+    out_printf(o, " us");
+}
+
+static void header(struct out *o, const struct analysis *a, const struct report_opts *opt)
+{
+    const struct trace *t = a->t;
+    out_printf(o, "autograph-analyze report\ntrace: %s (%s%s, %llu bytes, %llu events, %zu GPU "
+               "records)\n", t->path, trace_source_name(t->source), t->gzip ? ", gzip" : "",
+               (unsigned long long)t->raw_bytes, (unsigned long long)t->events, t->n);
+    out_printf(o, "keys: graph id+node id on %llu, channel on %llu, correlation on %llu records"
+               "\n", (unsigned long long)t->with_node, (unsigned long long)t->with_channel,
+               (unsigned long long)t->with_corr);
+    out_printf(o, "graph files: %zu exec graph(s)%s%s\n", a->gs->n,
+               opt->graphs_from ? " from " : "", opt->graphs_from ? opt->graphs_from : "");
+    put_us(o, "epsilon: ", a->eps);
+    out_printf(o, "; lanes are %s\n", a->by_channel ? "hardware channels" : "streams");
+    if (a->n_notes > 0)
+        out_printf(o, "\ncannot decide:\n");
+    for (size_t i = 0; i < a->n_notes; i++)
+        out_printf(o, "  - %s: %s\n", a->notes[i].what, a->notes[i].why);
+}
+
+static void spans(struct out *o, const struct group *g)
+{
+    put_us(o, "  span: mean ", mean(g->span_sum, g->replays));
+    put_us(o, ", min ", g->span_min);
+    put_us(o, ", max ", g->span_max);
+    put_us(o, "; idle inside replays: mean ", mean(g->idle_sum, g->replays));
+    out_printf(o, "\n");
+}
+
+static void occupancy(struct out *o, const struct analysis *a, const struct group *g)
+{
+    char lane[64];
+    out_printf(o, "  %s occupancy (busy / replay span):", a->by_channel ? "channel" : "stream");
+    for (size_t i = 0; i < g->n_lanes && i < LANES_SHOWN; i++) {
+        lane_name(a, &g->lanes[i].lane, lane, sizeof lane);
+        out_printf(o, "%s %s %.1f%%", i ? "," : "", lane, pct(g->lanes[i].busy, g->span_sum));
+    }
+    out_printf(o, "%s\n", g->n_lanes > LANES_SHOWN ? ", ..." : "");
+}
+
+static void pairs(struct out *o, const struct analysis *a, const struct group *g)
+{
+    char lane[64], an[80], bn[80];
+    size_t shown = 0;
+    if (g->n_pairs == 0)
+        return;
+    out_printf(o, "  false dependencies (no path in the graph; B was ready earlier):\n");
+    for (; shown < g->n_pairs && shown < PAIRS_SHOWN; shown++) {
+        const struct pair_stat *p = &g->pairs[shown];
+        shorten(an, sizeof an, node_name(a, g->g, p->a_node), 40);
+        shorten(bn, sizeof bn, node_name(a, g->g, p->b_node), 40);
+        lane_name(a, &p->lane, lane, sizeof lane);
+        out_printf(o, "    #%u %s -> #%u %s on %s: %u/%u replays", p->a_node, an,
+                   p->b_node, bn, lane, p->count, g->replays);
+        put_us(o, ", B waited ", mean(p->wait_sum, p->count));
+        out_printf(o, " mean\n");
+    }
+    if (g->n_pairs > shown)
+        out_printf(o, "    ... %zu more pairs (see --json)\n", g->n_pairs - shown);
+}
+
+static void serializations(struct out *o, const struct analysis *a, const struct group *g)
+{
+    if (!a->by_channel)
+        return;
+    out_printf(o, "  serializations (B started within epsilon of A's end on A's channel): ");
+    for (int c = 0; c < SER_CLASSES; c++)
+        if (c != SER_UNKNOWN || g->n_cls[c] > 0)
+            out_printf(o, "%s%llu %s", c ? ", " : "", (unsigned long long)g->n_cls[c],
+                       ser_class_name(c));
+    out_printf(o, " (per replay: %.2f false)\n",
+               g->replays ? (double)g->n_cls[SER_FALSE] / g->replays : 0.0);
+}
+
+static void estimate(struct out *o, const struct group *g)
+{
+    int64_t span = mean(g->span_sum, g->replays), cp = mean(g->cp_sum, g->n_cp);
+    if (g->n_cp == 0)
+        return;
+    put_us(o, "  critical path (measured durations): mean ", cp);
+    out_printf(o, " (%.1f%% of the span)\n", pct(cp, span));
+    if (g->n_est > 0) {
+        int64_t est = mean(g->est_sum, g->n_est);
+        put_us(o, "  estimated span without false dependencies: mean ", est);
+        put_us(o, "; gain ", span - est);
+        out_printf(o, " (%.1f%%)\n", pct(span - est, span));
+    }
+    out_printf(o, "  delayed starts (more than epsilon after the node was ready): %.2f per "
+               "replay\n", g->replays ? (double)g->delayed / g->replays : 0.0);
+}
+
+static void replay_line(struct out *o, const struct analysis *a, const struct replay *r)
+{
+    out_printf(o, "    correlation %lld", (long long)r->corr);
+    put_us(o, " at ", r->t0);
+    put_us(o, ": span ", r->span);
+    out_printf(o, ", %u records on %u lanes", r->count, r->lanes);
+    if (r->has_cp)
+        put_us(o, ", critical path ", r->cp);
+    if (r->has_est)
+        put_us(o, ", without false deps ", r->est);
+    put_us(o, ", idle ", r->idle);
+    out_printf(o, " (%u gaps > epsilon)", r->gaps);
+    if (a->by_channel && r->ser_count > 0)
+        out_printf(o, ", serializations %u true %u false %u ambiguous", r->n_cls[SER_TRUE],
+                   r->n_cls[SER_FALSE], r->n_cls[SER_AMBIGUOUS]);
+    out_printf(o, "\n");
+}
+
+static void group_title(struct out *o, const struct analysis *a, const struct group *g)
+{
+    char name[80];
+    if (g->by_graph) {
+        out_printf(o, "\nexec graph %llu: %u replays", (unsigned long long)g->id, g->replays);
+        if (g->g != NULL)
+            out_printf(o, ", graph file %s (%u nodes, %u timed)\n", g->g->file, g->g->n,
+                       g->g->n_timed);
+        else
+            out_printf(o, ", no graph file\n");
+        return;
+    }
+    shorten(name, sizeof name, rec_name(a, g->sample), 60);
+    out_printf(o, "\nlaunch group %016llx: %u launches of %u records (kernels sharing one "
+               "correlation; first: %s)\n", (unsigned long long)g->id, g->replays,
+               a->replays[g->first_replay].count, name);
+}
+
+static void group_text(struct out *o, const struct analysis *a, const struct group *g,
+                       const struct report_opts *opt)
+{
+    group_title(o, a, g);
+    spans(o, g);
+    serializations(o, a, g);
+    pairs(o, a, g);
+    occupancy(o, a, g);
+    estimate(o, g);
+    if (opt->replays_shown > 0)
+        out_printf(o, "  replays (first %u of %u):\n", opt->replays_shown < g->replays
+                   ? opt->replays_shown : g->replays, g->replays);
+    for (uint32_t i = 0; i < g->replays && i < opt->replays_shown; i++)
+        replay_line(o, a, &a->replays[g->first_replay + i]);
+}
+
+static void lanes_text(struct out *o, const struct analysis *a)
+{
+    char lane[64];
+    if (a->n_lanes == 0)
+        return;
+    out_printf(o, "\nlanes (whole trace, every GPU record):\n");
+    for (size_t i = 0; i < a->n_lanes && i < LANES_SHOWN; i++) {
+        const struct lane_total *l = &a->lanes[i];
+        lane_name(a, &l->lane, lane, sizeof lane);
+        out_printf(o, "  %s: %llu records", lane, (unsigned long long)l->records);
+        put_us(o, ", busy ", l->busy);
+        put_us(o, " of ", l->last - l->first);
+        out_printf(o, " (%.1f%%)\n", pct(l->busy, l->last - l->first));
+    }
+    if (a->n_lanes > LANES_SHOWN)
+        out_printf(o, "  ... %zu more lanes (see --json)\n", a->n_lanes - LANES_SHOWN);
+}
+
+void report_text(struct out *o, const struct analysis *a, const struct report_opts *opt)
+{
+    header(o, a, opt);
+    for (size_t i = 0; i < a->n_groups && i < GROUPS_SHOWN; i++)
+        group_text(o, a, &a->groups[i], opt);
+    if (a->n_groups > GROUPS_SHOWN)
+        out_printf(o, "\n... %zu more groups (see --json)\n", a->n_groups - GROUPS_SHOWN);
+    lanes_text(o, a);
+}

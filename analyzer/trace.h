@@ -1,0 +1,74 @@
+/* trace.h -- what the analyzer keeps of a Chrome trace: one compact record per GPU
+ * activity (kernel, memcpy, memset), and what it learnt about the file. */
+#ifndef AGA_TRACE_H
+#define AGA_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strtab.h"
+
+enum kev_kind { KEV_KERNEL, KEV_MEMCPY, KEV_MEMSET };
+
+enum kev_flag {
+    KEV_GRAPH = 1,      /* graph_id known (non-zero) */
+    KEV_NODE = 2,       /* node_id known */
+    KEV_CORR = 4,
+    KEV_CHANNEL = 8,
+    KEV_STREAM = 16,
+};
+
+struct kev {
+    int64_t ts, dur;        /* nanoseconds */
+    uint64_t graph_id;      /* exec graph id */
+    uint64_t node_id;       /* as written: a 64-bit tools id or a 32-bit node id */
+    int64_t corr, stream;
+    int32_t device, channel;
+    uint32_t name;          /* strtab ids */
+    uint32_t pid, tid;      /* raw: '#' + number text, or '"' + string */
+    uint32_t chtype;        /* channel type as written (0: none) */
+    uint8_t flags, kind;
+};
+
+/* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
+#define TRACE_TIME_MAX (INT64_C(1) << 61)
+
+enum trace_source { SRC_CHROME, SRC_KINETO, SRC_AUTOGRAPH };
+
+/* Where an annotation can add events: before the byte at insert_at (the closing ']'
+ * of traceEvents, or the closing '}' of a top-level object without one). */
+enum insert_kind { INSERT_ITEMS, INSERT_KEY };
+
+struct trace {
+    const char *path;
+    struct strtab strs;
+    struct kev *ev;
+    size_t n, cap;
+    uint64_t events;            /* every event read */
+    uint64_t bytes, raw_bytes;  /* decompressed bytes, bytes of the file */
+    int gzip;
+    /* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
+#define TRACE_TIME_MAX (INT64_C(1) << 61)
+
+enum trace_source source;
+    uint64_t insert_at;
+    enum insert_kind insert_kind;
+    int insert_comma;           /* the array or object already has members */
+    uint64_t with_graph, with_node, with_channel, with_corr;   /* GPU records with keys */
+};
+
+void trace_init(struct trace *t, const char *path);
+void trace_free(struct trace *t);
+/* Read a trace from an input; 0, or -1 with a one-line message in err. */
+struct input;
+int trace_read(struct trace *t, struct input *in, char *err, size_t errsize);
+/* The same, opening the file (plain or gzip). */
+int trace_read_file(struct trace *t, const char *path, char *err, size_t errsize);
+
+const char *trace_source_name(/* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
+#define TRACE_TIME_MAX (INT64_C(1) << 61)
+
+enum trace_source s);
+const char *kev_kind_name(int kind);
+
+#endif

@@ -1,0 +1,260 @@
+#!/usr/bin/env bats
+# analyzer.bats -- autograph-analyze (analyzer/), the offline dependency analyzer.
+#
+#   - hand-made traces (tests/analyzer/): false dependencies (two independent branches
+#     serialized on one channel), true dependencies (Kineto keys, 32-bit node ids, a
+#     memset node), no graph keys (degraded report), no channel, no graph file
+#   - .json.gz input and graph discovery beside the trace
+#   - outputs: JSON, DOT, SVG (built-in), annotated Chrome trace with flow arrows
+#   - malformed and hostile input: one line on stderr with file and byte offset, exit 1
+#   - reading one byte at a time gives the same report (block boundaries)
+#   - property test: random DAGs and channel schedules (tests/analyzer/prop_deps.py)
+# Needs: build/autograph-analyze (make), python3, gzip.
+
+setup_file() {
+    export TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+    export AN="$TOP/build/autograph-analyze"
+    export FIX="$TOP/tests/analyzer"
+}
+
+setup() {
+    [ -x "$AN" ] || skip "build/autograph-analyze not built (zlib1g-dev missing?)"
+}
+
+# json_get FILE PYTHON_EXPR: evaluate an expression over the JSON document `r`
+json_get() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# one_error_line FILE PHRASE [ARGS...]: exit 1, one stderr line naming FILE, a byte
+# offset and PHRASE
+one_error_line() {
+    local file=$1 phrase=$2 err="$BATS_TEST_TMPDIR/err"
+    shift 2
+    run bash -c '"$0" "$@" 2>"'"$err"'" >/dev/null' "$AN" "$@"
+    echo "exit $status; stderr:"; cat "$err"
+    [ "$status" -eq 1 ]
+    [ "$(wc -l <"$err")" -eq 1 ]
+    grep -qF "autograph-analyze: $file" "$err"
+    grep -qF -- "$phrase" "$err"
+}
+
+@test "analyzer: --help, and usage errors exit 2" {
+    run "$AN" --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"usage: autograph-analyze"* ]]
+    run "$AN"
+    [ "$status" -eq 2 ]
+    run "$AN" --epsilon abc "$FIX/false_deps/trace.json"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *'bad value "abc" for --epsilon'* ]]
+}
+
+@test "analyzer: false dependencies: two branches serialized on one channel" {
+    run "$AN" --json "$BATS_TEST_TMPDIR/r.json" "$FIX/false_deps/trace.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"4 true, 3 false, 0 ambiguous"* ]]
+    [[ "$output" == *"#0 branch_a0 -> #2 branch_b0 on device 0 channel 3: 1/2 replays, B waited 10.500 us"* ]]
+    [[ "$output" == *"cannot decide"* ]] && false
+    local r="$BATS_TEST_TMPDIR/r.json"
+    [ "$(json_get "$r" 'sorted((p["from_node"], p["to_node"]) for p in r["groups"][0]["false_dependencies"])')" = "[(0, 2), (1, 3), (2, 1)]" ]
+    [ "$(json_get "$r" 'r["groups"][0]["serializations"]')" = "{'true': 4, 'false': 3, 'ambiguous': 0, 'unclassified': 0}" ]
+    # replay 1: span 45 us, critical path 23 us, 24 us without the false dependencies
+    [ "$(json_get "$r" '[(x["span_us"], x["critical_path_us"], x["estimated_span_us"]) for x in r["groups"][0]["replays"]]')" = "[(45.0, 23.0, 24.0), (24.2, 23.0, 24.2)]" ]
+    [ "$(json_get "$r" 'r["groups"][0]["mean_estimated_gain_us"]')" = "10.5" ]
+}
+
+@test "analyzer: true dependencies: Kineto keys, 32-bit node ids, a memset node" {
+    run "$AN" --json "$BATS_TEST_TMPDIR/r.json" "$FIX/true_deps/trace.json" "$FIX/true_deps/graph.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(Kineto, "* ]]
+    [[ "$output" == *"2 true, 0 false, 0 ambiguous"* ]]
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["groups"][0]["mean_critical_path_us"]')" = "50.0" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["groups"][0]["replays"][0]["records"]')" = "4" ]
+}
+
+@test "analyzer: no graph keys (PyTorch 2.11 trace): says what it cannot decide, reports spans, lanes, gaps" {
+    run "$AN" --json "$BATS_TEST_TMPDIR/r.json" "$FIX/kineto_nokeys.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cannot decide:"* ]]
+    [[ "$output" == *'no GPU record has "graph id" and "graph node id" args'* ]]
+    [[ "$output" == *"launch group "*": 2 launches of 3 records"* ]]
+    [[ "$output" == *"span: mean 42.000 us, min 28.000 us, max 56.000 us"* ]]
+    [[ "$output" == *"device 0 stream 143"* ]]
+    [[ "$output" == *"idle 10.000 us (1 gaps > epsilon)"* ]]
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["lanes"], len(r["cannot_decide"]), r["replays_by_graph"]')" = "('stream', 1, False)" ]
+}
+
+@test "analyzer: graph keys without channel: no serializations, critical path still reported" {
+    local d="$BATS_TEST_TMPDIR/nochan"
+    mkdir -p "$d"
+    sed 's/"channel": [0-9]*, //' "$FIX/false_deps/trace.json" >"$d/trace.json"
+    run "$AN" "$d/trace.json" "$FIX/false_deps/trace.graphs"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'no GPU record has a "channel" arg'* ]]
+    [[ "$output" == *"critical path (measured durations): mean 23.000 us"* ]]
+    [[ "$output" == *"delayed starts (more than epsilon after the node was ready): 1.50 per replay"* ]]
+    [[ "$output" != *"serializations ("* ]]
+}
+
+@test "analyzer: no graph file for an exec graph: unclassified, and it says which" {
+    run "$AN" --no-graphs "$FIX/false_deps/trace.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"no graph file for exec graph 7"* ]]
+    [[ "$output" == *"7 unclassified"* ]]
+}
+
+@test "analyzer: .json.gz input, graphs found in <stem>.graphs/, same analysis as plain" {
+    local d="$BATS_TEST_TMPDIR/gz"
+    mkdir -p "$d"
+    gzip -c "$FIX/false_deps/trace.json" >"$d/run.json.gz"
+    cp -r "$FIX/false_deps/trace.graphs" "$d/run.graphs"
+    run "$AN" --json "$d/gz.json" "$d/run.json.gz"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(libautograph, gzip, "* ]]
+    "$AN" -q --json "$d/plain.json" "$FIX/false_deps/trace.json"
+    [ "$(json_get "$d/gz.json" 'r["groups"][0]["replays"]')" = "$(json_get "$d/plain.json" 'r["groups"][0]["replays"]')" ]
+}
+
+@test "analyzer: annotated trace: input kept, flow arrows s/f (bp e) in true and false categories" {
+    local out="$BATS_TEST_TMPDIR/ann.json"
+    run "$AN" -q --annotate "$out" "$FIX/false_deps/trace.json"
+    [ "$status" -eq 0 ]
+    python3 - "$FIX/false_deps/trace.json" "$out" <<'EOF'
+import collections, json, sys
+orig, ann = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ev = ann["traceEvents"]
+assert ev[:len(orig["traceEvents"])] == orig["traceEvents"], "input events changed"
+assert ann["otherData"] == orig["otherData"]
+flows = ev[len(orig["traceEvents"]):]
+by_id = collections.defaultdict(list)
+for f in flows:
+    by_id[f["id"]].append(f)
+for i, (s, f) in by_id.items():
+    assert (s["ph"], f["ph"], f["bp"]) == ("s", "f", "e"), (s, f)
+    assert (s["cat"], s["name"]) == (f["cat"], f["name"])
+cats = collections.Counter(p[0]["cat"] for p in by_id.values())
+print(cats)
+assert cats == {"autograph.false_dependency": 3, "autograph.true_dependency": 8}, cats
+EOF
+    "$AN" -q --annotate "$out.gz" "$FIX/false_deps/trace.json"
+    gzip -dc "$out.gz" | cmp - "$out"
+}
+
+@test "analyzer: annotating a trace without traceEvents adds the member" {
+    local d="$BATS_TEST_TMPDIR"
+    printf '{"schemaVersion": 1}' >"$d/empty.json"
+    "$AN" -q --annotate "$d/ann.json" "$d/empty.json"
+    [ "$(json_get "$d/ann.json" 'r')" = "{'schemaVersion': 1, 'traceEvents': []}" ]
+    printf '[]' >"$d/bare.json"
+    "$AN" -q --annotate "$d/ann2.json" "$d/bare.json"
+    [ "$(json_get "$d/ann2.json" 'r')" = "[]" ]
+}
+
+@test "analyzer: DOT and built-in SVG draw the false dependencies distinctly" {
+    local d="$BATS_TEST_TMPDIR"
+    run "$AN" -q --dot "$d/g.dot" --svg "$d/g.svg" --svg-engine builtin "$FIX/false_deps/trace.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"SVG drawn by the built-in layout"* ]]
+    [ "$(grep -c 'color=red, fontcolor=red, style=dashed' "$d/g.dot")" -eq 3 ]
+    [ "$(grep -cE '^    g0_n[0-9]+ -> g0_n[0-9]+;$' "$d/g.dot")" -eq 4 ]
+    python3 - "$d/g.svg" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+false = [g for g in root.iter(ns + "g") if g.get("class") == "false-dependency"]
+assert len(false) == 3, len(false)
+assert len(list(root.iter(ns + "rect"))) == 1 + 5
+EOF
+    if ! command -v dot >/dev/null; then
+        run "$AN" -q --svg "$d/x.svg" --svg-engine dot "$FIX/false_deps/trace.json"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"Graphviz dot is not on PATH"* ]]
+    fi
+}
+
+@test "analyzer: malformed traces: one line with the file and the byte offset, exit 1" {
+    local m="$FIX/malformed"
+    one_error_line "$m/empty.json: byte 0:" "found the end of the input" "$m/empty.json"
+    one_error_line "$m/truncated.json: byte 66:" "expected ',' or '}' in an object, found the end of the input (truncated?)" "$m/truncated.json"
+    one_error_line "$m/bad_number.json: byte 35:" 'expected a number, found "01"' "$m/bad_number.json"
+    one_error_line "$m/unterminated_string.json: byte 30:" "expected '\"' to end the string" "$m/unterminated_string.json"
+    one_error_line "$m/control_char.json: byte 28:" "control character 0x0a" "$m/control_char.json"
+    one_error_line "$m/trailing.json: byte 20:" "expected the end of the input after the top-level value, found 'x'" "$m/trailing.json"
+    one_error_line "$m/not_json.json: byte 0:" "found 'h'" "$m/not_json.json"
+    one_error_line "$m/bad_escape.json: byte 29:" "expected an escape character" "$m/bad_escape.json"
+    one_error_line "$m/kernel_no_ts.json: byte 17:" 'without a numeric "ts"' "$m/kernel_no_ts.json"
+    one_error_line "$m/bad_graph_id.json: byte 99:" '"graph id": expected a non-negative integer' "$m/bad_graph_id.json"
+    one_error_line "$m/long_number.json: byte 35:" "number longer than 64 characters" "$m/long_number.json"
+    one_error_line "$m/event_not_object.json: byte 17:" "expected an event object" "$m/event_not_object.json"
+    one_error_line "$m/missing_colon.json: byte 23:" "expected ':' after a member name" "$m/missing_colon.json"
+    one_error_line "$m/trailing_comma.json: byte 28:" "expected a member name" "$m/trailing_comma.json"
+    one_error_line "$m/bad_literal.json: byte 35:" "expected a value" "$m/bad_literal.json"
+}
+
+@test "analyzer: malformed graph files: one line with the file and the byte offset, exit 1" {
+    local m="$FIX/malformed" t="$FIX/false_deps/trace.json"
+    one_error_line "$m/graph_cycle.json: byte 31:" "node 0 is on a dependency cycle" "$t" "$m/graph_cycle.json"
+    one_error_line "$m/graph_bad_index.json: byte 54:" 'node "index" 5: expected each of 0..1 exactly once (out of range)' "$t" "$m/graph_bad_index.json"
+    one_error_line "$m/graph_dup_index.json: byte 54:" "(used twice)" "$t" "$m/graph_dup_index.json"
+    one_error_line "$m/graph_bad_dep.json: byte 61:" "dependency on node 9: no such index" "$t" "$m/graph_bad_dep.json"
+    one_error_line "$m/graph_no_nodes.json: byte 0:" 'without "nodes"' "$t" "$m/graph_no_nodes.json"
+    one_error_line "$m/graph_bad_id.json: byte 18:" '"exec_graph_id": expected a non-negative integer or null' "$t" "$m/graph_bad_id.json"
+    one_error_line "$m/graph_dup_node_id.json: byte 58:" "its node_id 3 is another node's too" "$t" "$m/graph_dup_node_id.json"
+    one_error_line "$m/graph_not_object.json: byte 1:" "expected a graph data object" "$t" "$m/graph_not_object.json"
+}
+
+@test "analyzer: hostile input: deep nesting, huge string, bad gzip, missing file, unwritable output" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 -c 'print("{\"traceEvents\": [{\"args\": {\"x\": " + "[" * 5000 + "]" * 5000 + "}}]}")' >"$d/deep.json"
+    one_error_line "$d/deep.json: byte 1056:" "nesting deeper than 1024 levels" "$d/deep.json"
+    python3 -c 'print("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 2, \"name\": \"" + "k" * 3000000 + "\"}]}")' >"$d/huge.json"
+    run "$AN" "$d/huge.json"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"1 GPU records"* ]]
+    gzip -c "$FIX/false_deps/trace.json" >"$d/t.json.gz"
+    head -c 200 "$d/t.json.gz" >"$d/cut.json.gz"
+    one_error_line "$d/cut.json.gz: compressed byte 200:" "the gzip stream is truncated" "$d/cut.json.gz"
+    python3 -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[40]^=0xff; b[41]^=0xff; open(sys.argv[2],"wb").write(b)' "$d/t.json.gz" "$d/bad.json.gz"
+    one_error_line "$d/bad.json.gz: compressed byte" "corrupt gzip data" "$d/bad.json.gz"
+    one_error_line "$d/nonexistent.json: cannot read" "No such file or directory" "$d/nonexistent.json"
+    one_error_line "$d: cannot read" "Is a directory" "$d"
+    if [ -w /dev/full ]; then
+        one_error_line "/dev/full: write failed" "disk full" -q --json /dev/full "$FIX/false_deps/trace.json"
+    fi
+}
+
+@test "analyzer: reading 1, 2 or 7 bytes at a time gives the same report" {
+    local d="$BATS_TEST_TMPDIR" f
+    for f in false_deps/trace.json true_deps/trace.json kineto_nokeys.json; do
+        "$AN" -q --json "$d/ref.json" "$FIX/$f" "$FIX/true_deps/graph.json" "$FIX/false_deps/trace.graphs"
+        for b in 1 2 7; do
+            "$AN" -q --read-buffer "$b" --json "$d/b$b.json" "$FIX/$f" "$FIX/true_deps/graph.json" "$FIX/false_deps/trace.graphs"
+            cmp "$d/ref.json" "$d/b$b.json"
+        done
+    done
+}
+
+@test "analyzer: property test: no false dependency between nodes that have a path (random DAGs)" {
+    run python3 "$FIX/prop_deps.py" "$AN" --cases 300 --seed 11
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"300 cases"*": ok"* ]]
+}
+
+@test "analyzer: generated Kineto trace (2 MB, graph keys and channels) with its graph files" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$FIX/gen_kineto.py" "$d/k.json.gz" --mb 2 --seed 5
+    run "$AN" --json "$d/r.json" "$d/k.json.gz"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(Kineto, gzip, "* ]]
+    [ "$(json_get "$d/r.json" 'len(r["groups"]), all(g["graph_file"] for g in r["groups"])')" = "(3, True)" ]
+    [ "$(json_get "$d/r.json" 'sum(g["serializations"]["true"] for g in r["groups"]) > 0')" = "True" ]
+}
