@@ -26,7 +26,7 @@ all: analyzer
 SUBMAKE        := $(MAKE) --no-print-directory
 
 analyzer: | $(DEPS_OK)
-	@if $(ANALYZER_ZLIB); then $(SUBMAKE) -q $(ANALYZER) || $(SUBMAKE) $(ANALYZER); else \
+	+@if $(ANALYZER_ZLIB); then $(SUBMAKE) -q $(ANALYZER) || $(SUBMAKE) $(ANALYZER); else \
 	    echo "analyzer: skipped (zlib.h not found: install Debian zlib1g-dev, which" \
 	         "scripts/setup-deps.sh does where it can)"; fi
 
