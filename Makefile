@@ -19,7 +19,9 @@ CC        ?= cc
 PYTHON    ?= python3
 
 CARRY_INC := $(if $(wildcard $(CARRY)/include/uthash.h),-I$(CARRY)/include)
-CPPFLAGS  += -Iinclude -I$(BUILD)/gen -I$(CUDA_HOME)/include $(CARRY_INC) -D_GNU_SOURCE
+# cupti.h (AUTOGRAPH_TRACE): in include/ since CUDA 12, in extras/CUPTI/include before
+CUPTI_INC := $(if $(wildcard $(CUDA_HOME)/extras/CUPTI/include/cupti.h),-I$(CUDA_HOME)/extras/CUPTI/include)
+CPPFLAGS  += -Iinclude -I$(BUILD)/gen -I$(CUDA_HOME)/include $(CUPTI_INC) $(CARRY_INC) -D_GNU_SOURCE
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -Wall -Wextra -fPIC
 LDLIBS_SHIM := -ldl -lpthread

@@ -37,7 +37,7 @@ struct alloc {
 
 struct alloc_list { struct alloc *v; size_t n, cap; };
 
-int ag_liveness;
+_Atomic int ag_liveness;
 static struct alloc_list live, freed;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ag_alloc_stats stats;
@@ -204,15 +204,21 @@ static void print_backtrace(void *const *bt, int n)
 {
     Dl_info self, where;
     char **names;
-    int shown = 0;
+    int shown = 0, top = 0;
     if (n == 0) {
         say("    (no backtrace)");
         return;
     }
     if (dladdr((void *)print_backtrace, &self) == 0)
         self.dli_fbase = NULL;
+    /* frames above the shim's first one are backtrace()'s own (a sanitizer's interceptor
+     * when the program is built with one): left out too */
+    while (top < n && !(dladdr(bt[top], &where) && where.dli_fbase == self.dli_fbase))
+        top++;
+    if (top == n)
+        top = 0;
     names = backtrace_symbols(bt, n);
-    for (int i = 0; i < n; i++) {
+    for (int i = top; i < n; i++) {
         if (dladdr(bt[i], &where) && where.dli_fbase == self.dli_fbase)
             continue;
         if (names)

@@ -19,7 +19,9 @@
 #define AG_FREED_KEEP 4096          /* freed allocations remembered */
 #define AG_EXIT_DEAD_POINTER 87     /* exit status of AUTOGRAPH_CHECK_LIVENESS=error */
 
-extern int ag_liveness;             /* enum ag_liveness (config.h), set once at start */
+/* enum ag_liveness (config.h), set at start (atomic: by whichever thread first calls CUDA,
+ * while others read it) */
+extern _Atomic int ag_liveness;
 
 void ag_alloc_setup(int liveness);
 

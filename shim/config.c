@@ -61,7 +61,8 @@ static const char *const known_names[] = {
     "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN",
     "AUTOGRAPH_LIGHT_AFTER", "AUTOGRAPH_CHECK_LIVENESS", "AUTOGRAPH_CAPTURE_MODE",
     "AUTOGRAPH_INJECT_FAULTS", "AUTOGRAPH_KEEP_GRAPH", "AUTOGRAPH_MAX_GRAPHS",
-    "AUTOGRAPH_MAX_GRAPH_MB", "AUTOGRAPH_DEBUG_DUMP", "AUTOGRAPH_PLUGIN", NULL,
+    "AUTOGRAPH_MAX_GRAPH_MB", "AUTOGRAPH_DEBUG_DUMP", "AUTOGRAPH_PLUGIN", "AUTOGRAPH_TRACE",
+    NULL,
 };
 
 static void complain(const char *line)
@@ -177,7 +178,22 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->keep_graph = parse_word(get, "AUTOGRAPH_KEEP_GRAPH", bool_words, 0, "0");
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by engine_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
+    out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */
     check_unknown_names(environment);
+}
+
+void ag_expand_pid(char *dst, size_t size, const char *pattern)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p && n + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            n += (size_t)snprintf(dst + n, size - n, "%ld", (long)getpid());
+            p++;
+        } else {
+            dst[n++] = *p;
+        }
+    }
+    dst[n < size ? n : size - 1] = '\0';
 }
 
 static struct ag_config config;

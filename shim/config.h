@@ -8,6 +8,8 @@
 
 #include "log.h"
 
+#include <stddef.h>
+
 enum ag_mode { AG_MODE_OFF, AG_MODE_ON };
 enum ag_liveness { AG_LIVENESS_OFF, AG_LIVENESS_WARN, AG_LIVENESS_ERROR };
 enum ag_capture_mode { AG_CAPTURE_RELAXED, AG_CAPTURE_THREAD_LOCAL, AG_CAPTURE_GLOBAL };
@@ -31,6 +33,7 @@ struct ag_config {
     int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
     const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */
+    const char *trace;              /* AUTOGRAPH_TRACE: CUPTI trace file, %p = pid (NULL: none) */
 };
 
 /* The parsed configuration; parses the environment on first use. */
@@ -39,5 +42,9 @@ const struct ag_config *ag_config(void);
 /* Parses from a getenv-like function (unit tests); messages go to stderr. */
 void ag_config_parse(struct ag_config *out, const char *(*get)(const char *name),
                      char **environment);
+
+/* `pattern` with every %p replaced by the pid (AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_TRACE:
+ * forked children write files of their own); truncated to `size`. */
+void ag_expand_pid(char *dst, size_t size, const char *pattern);
 
 #endif

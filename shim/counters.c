@@ -9,6 +9,7 @@
 #include "config.h"
 #include "engine.h"
 #include "log.h"
+#include "trace_cupti.h"
 
 #include <autograph.h>
 #include <errno.h>
@@ -68,26 +69,11 @@ void ag_summary_write(FILE *out, const char *prefix)
         ag_engine_summary(out, prefix);
 }
 
-/* Expands %p to the pid, so that forked children write files of their own. */
-static void expand_path(char *dst, size_t size, const char *pattern)
-{
-    size_t n = 0;
-    for (const char *p = pattern; *p && n + 1 < size; p++) {
-        if (p[0] == '%' && p[1] == 'p') {
-            n += (size_t)snprintf(dst + n, size - n, "%ld", (long)getpid());
-            p++;
-        } else {
-            dst[n++] = *p;
-        }
-    }
-    dst[n < size ? n : size - 1] = '\0';
-}
-
 static void write_summary_file(const char *pattern)
 {
     char path[4096];
     FILE *out;
-    expand_path(path, sizeof path, pattern);
+    ag_expand_pid(path, sizeof path, pattern);
     out = fopen(path, "w");
     if (out == NULL) {
         ag_log(AG_LOG_ERROR, "AUTOGRAPH_SUMMARY_FILE: cannot write %s (%s); "
@@ -105,6 +91,7 @@ __attribute__((destructor)) static void write_exit_summary(void)
     if (!ag_driver_used())
         return;
     ag_engine_flush(AG_FLUSH_EXIT);      /* work still held runs before exit */
+    ag_trace_finish();                   /* done already by its atexit handler, normally */
     cfg = ag_config();
     if (cfg->summary_file)
         write_summary_file(cfg->summary_file);

@@ -27,6 +27,8 @@ static struct {
     int (*subscribe)(void **subscriber, callback_fn fn, void *user);
     int (*unsubscribe)(void *subscriber);
 } cupti;
+static void *cupti_handle;
+static pthread_once_t open_once = PTHREAD_ONCE_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -37,21 +39,31 @@ static const char *const cupti_names[] = {
     NULL,
 };
 
-static void *open_cupti(void)
+static void *open_first(int flags)
 {
     void *h;
     for (const char *const *n = cupti_names; *n; n++)
-        if ((h = dlopen(*n, RTLD_NOW | RTLD_NOLOAD)) != NULL)
-            return h;                /* the instance already in the process */
-    for (const char *const *n = cupti_names; *n; n++)
-        if ((h = dlopen(*n, RTLD_NOW | RTLD_LOCAL)) != NULL)
+        if ((h = dlopen(*n, flags)) != NULL)
             return h;
     return NULL;
 }
 
+static void open_cupti(void)
+{
+    cupti_handle = open_first(RTLD_NOW | RTLD_NOLOAD);   /* the instance already loaded */
+    if (cupti_handle == NULL)
+        cupti_handle = open_first(RTLD_NOW | RTLD_LOCAL);
+}
+
+void *ag_cupti_library(void)
+{
+    pthread_once(&open_once, open_cupti);
+    return cupti_handle;
+}
+
 static void load(void)
 {
-    void *h = open_cupti();
+    void *h = ag_cupti_library();
     if (h) {
         *(void **)&cupti.node_id = ag_call_real_dlsym(h, "cuptiGetGraphNodeId");
         *(void **)&cupti.graph_id = ag_call_real_dlsym(h, "cuptiGetGraphId");

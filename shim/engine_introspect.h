@@ -41,6 +41,8 @@ void ag_cache_enforce(struct ag_template *keep);
 
 /* ---- AUTOGRAPH_DEBUG_DUMP (engine_dump.c) */
 void ag_dump_setup(const char *dir);  /* NULL: off; an unusable folder: one line, off */
+void ag_dump_graphs_setup(const char *dir);   /* AUTOGRAPH_TRACE's folder: JSON only */
+void ag_dump_program_graph(const char *json);  /* the program's own, into that folder */
 void ag_dump_captured(const struct ag_template *t, int chunk);
 void ag_dump_instantiated(const struct ag_template *t, int chunk, int variant);
 

@@ -6,7 +6,8 @@
  * (the program gets CUDA_SUCCESS; the work runs inside a graph) or lets it through
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
  * wrapper just forwards.  When the engine records light (engine.c) the call is
- * recorded light first, and again in full if the engine asks for it.  Also here: starting the engine with the CUDA backend, and
+ * recorded light first, and again in full if the engine asks for it.  Also here:
+ * starting the engine with the CUDA backend (and AUTOGRAPH_TRACE, just after it), and
  * the hooks that the forwarding wrappers call at flush points.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -23,13 +24,19 @@
 #include "intercept_wrapper.h"
 #include "log.h"
 #include "record_ops.h"
+#include "trace_cupti.h"
+
+#include <pthread.h>
 
 
 extern const struct ag_backend ag_cuda_backend;
 
 static int engine_state;        /* 0: not decided, 1: on, -1: off */
+static pthread_once_t decide_once = PTHREAD_ONCE_INIT;
 
-static int decide_engine(void)
+/* Run once: threads racing to their first CUDA call wait for the first one (so nothing
+ * here may call a CUDA wrapper before engine_state is set: pthread_once would deadlock). */
+static void decide_engine(void)
 {
     const struct ag_config *cfg = ag_config();
     struct ag_engine_params p = {
@@ -41,8 +48,9 @@ static int decide_engine(void)
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
+        ag_trace_start(cfg->trace);    /* after: CUPTI may call CUDA */
         ag_plugin_start(cfg->plugin);
-        return 0;
+        return;
     }
     if (p.chunk_max < p.chunk_first)
         p.chunk_max = p.chunk_first;
@@ -52,14 +60,18 @@ static int decide_engine(void)
     ag_alloc_setup(cfg->liveness);
     ag_engine_setup(&ag_cuda_backend, &p);
     __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
+    ag_trace_start(cfg->trace);        /* after (CUPTI may call CUDA), before any graph */
     ag_plugin_start(cfg->plugin);      /* after: its init may call CUDA */
-    return 1;
 }
 
 static inline int engine_wanted(void)
 {
     int state = __atomic_load_n(&engine_state, __ATOMIC_ACQUIRE);
-    return state ? state > 0 : decide_engine();
+    if (__builtin_expect(state == 0, 0)) {
+        pthread_once(&decide_once, decide_engine);
+        state = __atomic_load_n(&engine_state, __ATOMIC_ACQUIRE);
+    }
+    return state > 0;
 }
 
 /* Called by forwarding wrappers whose entry point has a flush policy. */

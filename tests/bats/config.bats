@@ -149,3 +149,17 @@ expect_one_line() {
     with_shim AUTOGRAPH_PLUGIN=
     [ ! -s "$tmp/err" ]
 }
+
+@test "config: AUTOGRAPH_TRACE that cannot be written gives one line and no trace; %p is the pid; empty is unset" {
+    : >"$tmp/file"
+    with_shim AUTOGRAPH_TRACE="$tmp/file/trace.json"
+    expect_one_line "libautograph: AUTOGRAPH_TRACE=\"$tmp/file/trace.json\" is not valid (cannot write $tmp/file/trace.json: Not a directory); no trace"
+    [ ! -e "$tmp/file/trace.json.graphs" ]
+    with_shim AUTOGRAPH_TRACE="$tmp/trace.%p.json"
+    [ ! -s "$tmp/err" ]
+    python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["traceEvents"]' "$tmp"/trace.[0-9]*.json
+    [ -d "$(ls -d "$tmp"/trace.[0-9]*.json).graphs" ]
+    with_shim AUTOGRAPH_TRACE=
+    [ ! -s "$tmp/err" ]
+    [ "$(ls "$tmp" | grep -c '^trace\.')" -eq 2 ]
+}

@@ -6,7 +6,10 @@
 #                      then the engine benchmark (tests/bench/engine_bench.sh): tiny-kernel
 #                      loops eager / with the shim / hand-written graph, N = 10, 100, 1000,
 #                      static and shared cudart, and a non-repeating loop (~2.5 min on an H100)
+#                      then what AUTOGRAPH_TRACE costs (tests/bench/trace_bench.sh): three
+#                      workloads with the shim, without and with the trace
 #   make bench-engine  the engine benchmark alone
+#   make bench-trace   the trace benchmark alone
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 
 BENCH_DIR     := $(BUILD)/bench
@@ -16,16 +19,20 @@ BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
                  $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv \
                  $(BENCH_DIR)/engine_bench_static $(BENCH_DIR)/engine_bench_shared
 
-.PHONY: bench bench-engine bench-progs
+.PHONY: bench bench-engine bench-trace bench-progs
 bench-progs: $(BENCH_PROGS)
 
-# Both scripts look for a GPU first and only then build (make all bench-progs) and run.
+# The scripts look for a GPU first and only then build (make all bench-progs) and run.
 bench:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/bench.sh
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/engine_bench.sh
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/trace_bench.sh
 
 bench-engine:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/engine_bench.sh
+
+bench-trace:
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/trace_bench.sh
 
 $(BENCH_DIR)/probe: tests/gpu/probe.c
 	@mkdir -p $(@D)

@@ -24,6 +24,8 @@
 #   liveness_shared    graphs, dead pointers (AUTOGRAPH_CHECK_LIVENESS)
 #   introspect_trace   tests/gpu/introspect_trace.cu (introspect.bats): a CUPTI-traced
 #                      replay for the tools_id proof; links CUPTI and the stub libcuda
+#   branches_static    tests/gpu/branches_prog.cu (tests/gpu/trace.bats, trace_bench.sh): a
+#                      fork-join graph with more branches than hardware channels
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
 #
 # tests/gpu/<name>_prog.cu builds into <name>_static and <name>_shared by the two pattern
@@ -50,7 +52,7 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/threads_static $(GPU_DIR)/threads_shared $(GPU_DIR)/threads_ptds \
              $(GPU_DIR)/errors_static $(GPU_DIR)/errors_shared \
              $(GPU_DIR)/liveness_static $(GPU_DIR)/liveness_shared \
-             $(GPU_DIR)/introspect_trace
+             $(GPU_DIR)/introspect_trace $(GPU_DIR)/branches_static
 GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh
 
 .PHONY: gpu-progs

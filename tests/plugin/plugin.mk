@@ -9,6 +9,7 @@ PLUGIN_EXAMPLE := $(BUILD)/tests/plugin/libexample_plugin.so
 .PHONY: plugins
 plugins: $(PLUGIN_EXAMPLE)
 test: plugins
+SAN_TARGETS += plugins     # introspect_sim.bats runs it under sanitizers too
 
 $(PLUGIN_EXAMPLE): tests/plugin/example_plugin.c include/autograph.h
 	@mkdir -p $(dir $@)

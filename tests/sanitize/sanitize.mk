@@ -13,11 +13,13 @@
 # shared library needs.
 #
 # The suites: every tests/bats/*.bats whose setup honours AG_TEST_ROOT (tests/run.sh),
-# i.e. runs what it tests from the build under test; the unit executables run too.
-# What they need built is SAN_TARGETS: a sub-makefile (included before this one) whose
-# suite needs more adds its target there (SAN_TARGETS += ...).
+# itself or through a tests/bats/*.bash helper it names, i.e. runs what it tests from the
+# build under test; the unit executables run too.  What they need built is SAN_TARGETS:
+# a sub-makefile (included before this one) whose suite needs more adds its target
+# there (SAN_TARGETS += ...).
 
-SAN_SUITES   = $(shell grep -l AG_TEST_ROOT tests/bats/*.bats)
+SAN_HELPERS  = $(notdir $(shell grep -l AG_TEST_ROOT tests/bats/*.bash 2>/dev/null))
+SAN_SUITES   = $(shell grep -l -F $(foreach w,AG_TEST_ROOT $(SAN_HELPERS),-e $(w)) tests/bats/*.bats)
 SAN_TARGETS += all sim unit-tests progs
 ASAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS  := -fsanitize=thread -fno-omit-frame-pointer

@@ -21,6 +21,9 @@
  *   SIM_GRAPH_TRACE=path  append "<graphId> <graphNodeId> <kernel>" per kernel node a
  *                         graph runs, as CUPTI's kernel records give them; the ids
  *                         are those of build/sim/libcupti.so.13 (sim_cupti.c)
+ *   SIM_CHANNELS=N        hardware channels of CUPTI's activity records (default 8):
+ *                         stream sN's work runs on channel N mod SIM_CHANNELS
+ *                         (sim_activity.c, for build/sim/libcupti.so.13)
  */
 #ifndef SIM_H
 #define SIM_H

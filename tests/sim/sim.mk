@@ -2,7 +2,8 @@
 # machines without a GPU) and the test programs that run on it.
 #
 #   make sim    build/sim/libcuda.so.1 (+ libcuda.so link), build/sim/libcupti.so.13 (a
-#               stand-in for CUPTI's graph id functions) and build/sim/progs/*
+#               stand-in for CUPTI's graph id functions and activity API) and
+#               build/sim/progs/*
 #
 # Included by the top Makefile; uses its BUILD, CC, CFLAGS, CPPFLAGS, PYTHON,
 # CUDA_HOME and DEPS_OK.  tests/bats/sim.bats runs the programs.
@@ -52,10 +53,12 @@ $(SIM_LIBCUDA): $(SIM_OBJS)
 $(SIM_DIR)/libcuda.so: | $(SIM_LIBCUDA)
 	ln -sf libcuda.so.1 $@
 
-# The CUPTI stand-in: the id functions the shim's graph data asks for (sim_cupti.c).
-$(SIM_CUPTI): tests/sim/cupti_stand_in.c $(SIM_LIBCUDA) | $(SIM_DIR)/libcuda.so
+# The CUPTI stand-in: the id functions the shim's graph data asks for (sim_cupti.c) and
+# the activity API its AUTOGRAPH_TRACE uses (sim_activity.c; needs cupti.h).
+SIM_CUPTI_SRCS := tests/sim/cupti_stand_in.c tests/sim/cupti_activity_stand_in.c
+$(SIM_CUPTI): $(SIM_CUPTI_SRCS) tests/sim/sim_activity.h $(SIM_LIBCUDA) | $(SIM_DIR)/libcuda.so
 	$(CC) $(SIM_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcupti.so.13 \
-	    -Wl,--no-undefined -o $@ $< -L$(SIM_DIR) -lcuda
+	    -Wl,--no-undefined -o $@ $(SIM_CUPTI_SRCS) -L$(SIM_DIR) -lcuda -lpthread
 
 SIM_PROG_LIBS = -L$(SIM_DIR) -lcuda -ldl -lpthread
 $(addprefix $(SIM_DIR)/progs/,$(SIM_DLOPEN_PROGS)): SIM_PROG_LIBS = -ldl -lpthread

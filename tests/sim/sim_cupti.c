@@ -8,9 +8,12 @@
  * runs from in an executable has id (executable id << 32) | sequence number, as
  * CUDA's executable graphs renumber a template's nodes (PyTorch's tools_id remap).
  *
+ * sim_tools_id(SIM_TOOLS_CLOCK) is the logical clock in ns (sim_activity.h).
+ *
  * SIM_GRAPH_TRACE=path appends one line per kernel node a graph runs, as CUPTI's
  * kernel activity records would give it: "<graphId> <graphNodeId> <kernel name>".
  */
+#include "sim_activity.h"
 #include "sim_internal.h"
 
 #include <stdio.h>
@@ -19,7 +22,7 @@
 #define SIM_CUPTI_SUCCESS 0
 #define SIM_CUPTI_INVALID_PARAMETER 1
 
-static uint64_t node_id(const sim_node *x)
+uint64_t sim_cupti_node_id(const sim_node *x)
 {
     return ((uint64_t)x->graph->o.ordinal << 32) | (uint32_t)x->seq;
 }
@@ -33,11 +36,13 @@ int sim_cupti_lookup(int what, const void *handle, uint64_t *id)
     if (!id)
         return SIM_CUPTI_INVALID_PARAMETER;
     if (what == SIM_TOOLS_NODE && (x = sim_obj_get(handle, SIM_K_NODE)))
-        *id = node_id(x);
+        *id = sim_cupti_node_id(x);
     else if (what == SIM_TOOLS_GRAPH && (g = sim_obj_get(handle, SIM_K_GRAPH)))
         *id = g->o.ordinal;
     else if (what == SIM_TOOLS_EXEC && (e = sim_obj_get(handle, SIM_K_EXEC)))
         *id = e->g->o.ordinal;
+    else if (what == SIM_TOOLS_CLOCK)
+        *id = sim_clock_now() * 1000;       /* the stand-in's cuptiGetTimestamp */
     else
         return SIM_CUPTI_INVALID_PARAMETER;
     return SIM_CUPTI_SUCCESS;
@@ -60,6 +65,7 @@ void sim_cupti_trace_node(const sim_node *x)
     }
     if (state < 0 || x->op.kind != SIM_OP_KERNEL)
         return;
-    fprintf(trace, "%lu %llu %s\n", x->graph->o.ordinal, (unsigned long long)node_id(x),
+    fprintf(trace, "%lu %llu %s\n", x->graph->o.ordinal,
+            (unsigned long long)sim_cupti_node_id(x),
             x->op.u.k.kern ? x->op.u.k.kern->name : "?");
 }

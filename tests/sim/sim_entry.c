@@ -112,6 +112,15 @@ SIM_EXPORT int sim_tools_id(int what, const void *handle, unsigned long long *id
     return rc;
 }
 
+/* The stand-in libcupti (tests/sim/cupti_activity_stand_in.c) takes the activity
+ * records of the work the simulator runs here (sim_activity.c). */
+SIM_EXPORT void sim_activity_sink(void (*fn)(const struct sim_activity *a))
+{
+    pthread_mutex_lock(&sim_lock);
+    sim_activity_set_sink(fn);
+    pthread_mutex_unlock(&sim_lock);
+}
+
 /* Exit-time work (checksums) runs under the same lock -- unless another thread
  * still holds it after a second (it may never return): then without. */
 void sim_with_lock(void (*fn)(void))

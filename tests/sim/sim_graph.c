@@ -254,8 +254,10 @@ void sim_graph_run(sim_graph *g, const char *label, int in_graph)
     size_t n = sim_graph_order(g, &order);
     for (size_t i = 0; i < n; i++) {
         sim_op *op = &order[i]->op;
-        if (in_graph)
+        if (in_graph) {
             sim_cupti_trace_node(order[i]);
+            sim_activity_node(order[i]);
+        }
         sim_op_execute(op, op->label[0] ? op->label : label, in_graph);
     }
     free(order);

@@ -304,6 +304,20 @@ int sim_trace_enabled(void);
 enum { SIM_TOOLS_NODE, SIM_TOOLS_GRAPH, SIM_TOOLS_EXEC };   /* sim_tools_id's `what` */
 int sim_cupti_lookup(int what, const void *handle, uint64_t *id);
 void sim_cupti_trace_node(const sim_node *x);    /* a node a graph runs */
+uint64_t sim_cupti_node_id(const sim_node *x);   /* CUPTI's id of a node */
+
+/* ---- CUPTI activity records (sim_activity.c, sim_activity.h) */
+struct sim_activity;
+typedef struct sim_activity_call {
+    uint32_t correlation;
+    const sim_stream *stream;
+    uint64_t start;
+} sim_activity_call;
+void sim_activity_set_sink(void (*fn)(const struct sim_activity *a));
+void sim_activity_call_begin(sim_activity_call *saved, const sim_stream *s);
+void sim_activity_call_end(const sim_activity_call *saved, int op_kind);
+void sim_activity_node(const sim_node *x);       /* the node a graph runs next */
+void sim_activity_op(const sim_op *op, const char *label, int in_graph);
 
 /* ---- small helpers */
 void *sim_xcalloc(size_t n, size_t size);

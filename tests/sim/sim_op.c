@@ -155,6 +155,7 @@ void sim_op_execute(sim_op *op, const char *label, int in_graph)
 {
     if (op->kind != SIM_OP_EMPTY && op->kind != SIM_OP_GRAPH)
         clock_us++;
+    sim_activity_op(op, label, in_graph);       /* kernels, copies and memsets */
     switch (op->kind) {
     case SIM_OP_KERNEL:
         run_kernel(op, label, in_graph);
@@ -194,7 +195,7 @@ void sim_op_execute(sim_op *op, const char *label, int in_graph)
     }
 }
 
-CUresult sim_submit(sim_stream *s, sim_op *op, int sync)
+static CUresult submit(sim_stream *s, sim_op *op, int sync)
 {
     CUresult rc = CUDA_SUCCESS;
     snprintf(op->label, sizeof op->label, "%s", s->label);
@@ -209,5 +210,17 @@ CUresult sim_submit(sim_stream *s, sim_op *op, int sync)
     if (rc == CUDA_SUCCESS)
         sim_op_execute(op, s->label, 0);
     sim_op_release(op);
+    return rc;
+}
+
+/* One driver call's submission: CUPTI's API activity and correlation (sim_activity.c). */
+CUresult sim_submit(sim_stream *s, sim_op *op, int sync)
+{
+    sim_activity_call saved;
+    int kind = op->kind;
+    CUresult rc;
+    sim_activity_call_begin(&saved, s);
+    rc = submit(s, op, sync);
+    sim_activity_call_end(&saved, kind);
     return rc;
 }

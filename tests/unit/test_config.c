@@ -91,5 +91,21 @@ int main(void)
     CHECK(strstr(err, "unknown variable AUTOGRAPH_SUMARY (known:") != NULL);
     CHECK(strstr(err, "AUTOGRAPH_LOG (known") == NULL);
 
+    set_env("AUTOGRAPH_TRACE", "/tmp/t.%p.json", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.trace && strcmp(cfg.trace, "/tmp/t.%p.json") == 0 && err[0] == '\0');
+    set_env("AUTOGRAPH_TRACE", "", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.trace == NULL && err[0] == '\0');
+
+    {
+        char path[64], want[64];
+        ag_expand_pid(path, sizeof path, "a.%p.%p.json");
+        snprintf(want, sizeof want, "a.%ld.%ld.json", (long)getpid(), (long)getpid());
+        CHECK(strcmp(path, want) == 0);
+        ag_expand_pid(path, 8, "abcdefghijkl");      /* cut to the size */
+        CHECK(strcmp(path, "abcdefg") == 0);
+    }
+
     return check_finish("test_config");
 }

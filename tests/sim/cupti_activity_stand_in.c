@@ -1,0 +1,288 @@
+/* cupti_activity_stand_in.c -- the activity half of build/sim/libcupti.so.13: enough of
+ * CUPTI's activity API for the shim's tracer (shim/trace_cupti.c) to run on the
+ * simulator, with records in the layouts of this toolkit's cupti_activity.h
+ * (CUpti_ActivityKernel10, Memcpy6, Memset4, API).
+ *
+ * The simulator reports every kernel, copy, memset and submitting driver call as it
+ * executes (sim_activity.h); enabled kinds are appended to the buffer the client's
+ * request callback gave, which goes back through the completion callback when the
+ * next record would not fit, or at cuptiActivityFlushAll.  A record that finds no
+ * buffer is dropped and counted (cuptiActivityGetNumDroppedRecords, reset on read).
+ * Driver API records: cuptiGetCallbackName names the simulator's cbids
+ * (SIM_CBID_*), cuptiActivityEnableDriverApi enables them one by one.
+ * Not here: subscribers, callbacks, anything else.
+ */
+#if defined(__has_include)
+#if __has_include(<cupti.h>)
+#define SIM_HAVE_CUPTI 1
+#endif
+#endif
+
+#ifdef SIM_HAVE_CUPTI
+#include <cupti.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "sim_activity.h"
+
+#define STAND_IN __attribute__((visibility("default")))
+
+int sim_tools_id(int what, const void *handle, unsigned long long *id);
+
+static struct {
+    pthread_mutex_t lock;
+    CUpti_BuffersCallbackRequestFunc request;
+    CUpti_BuffersCallbackCompleteFunc complete;
+    uint8_t *buf;
+    size_t size, used;
+    unsigned char kinds[64], apis[SIM_CBID_COUNT];
+} st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static size_t dropped;
+
+static const char *const api_names[SIM_CBID_COUNT] = {
+    [SIM_CBID_LAUNCH] = "cuLaunchKernel", [SIM_CBID_GRAPH_LAUNCH] = "cuGraphLaunch",
+    [SIM_CBID_MEMCPY] = "cuMemcpyAsync", [SIM_CBID_MEMSET] = "cuMemsetD32Async",
+    [SIM_CBID_SYNC] = "cuStreamSynchronize",
+};
+
+static size_t record_size(CUpti_ActivityKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL: case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return sizeof(CUpti_ActivityAPI);
+    default:
+        return 0;
+    }
+}
+
+/* ---- records --------------------------------------------------------------------- */
+
+static void fill_kernel(CUpti_ActivityKernel10 *k, const struct sim_activity *a)
+{
+    k->kind = st.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+                                                              : CUPTI_ACTIVITY_KIND_KERNEL;
+    k->start = a->start, k->end = a->end, k->completed = a->end;
+    k->deviceId = a->device, k->contextId = a->context, k->streamId = a->stream;
+    k->gridX = (int32_t)a->grid[0], k->gridY = (int32_t)a->grid[1], k->gridZ = (int32_t)a->grid[2];
+    k->blockX = (int32_t)a->block[0], k->blockY = (int32_t)a->block[1];
+    k->blockZ = (int32_t)a->block[2];
+    k->correlationId = a->correlation;
+    k->name = a->name;
+    k->graphNodeId = a->graph_node_id, k->graphId = a->graph_id;
+    k->channelID = a->channel, k->channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+}
+
+static void fill_memcpy(CUpti_ActivityMemcpy6 *m, const struct sim_activity *a)
+{
+    m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m->copyKind = (uint8_t)a->copy_kind, m->bytes = a->bytes;
+    m->start = a->start, m->end = a->end;
+    m->deviceId = a->device, m->contextId = a->context, m->streamId = a->stream;
+    m->correlationId = a->correlation;
+    m->graphNodeId = a->graph_node_id, m->graphId = a->graph_id;
+    m->channelID = a->channel, m->channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+    m->copyCount = 1;
+}
+
+static void fill_memset(CUpti_ActivityMemset4 *m, const struct sim_activity *a)
+{
+    m->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m->value = a->value, m->bytes = a->bytes;
+    m->start = a->start, m->end = a->end;
+    m->deviceId = a->device, m->contextId = a->context, m->streamId = a->stream;
+    m->correlationId = a->correlation;
+    m->graphNodeId = a->graph_node_id, m->graphId = a->graph_id;
+    m->channelID = a->channel, m->channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+}
+
+static void fill_api(CUpti_ActivityAPI *r, const struct sim_activity *a)
+{
+    r->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    r->cbid = a->cbid;
+    r->start = a->start, r->end = a->end;
+    r->processId = a->process, r->threadId = a->thread;
+    r->correlationId = a->correlation;
+}
+
+/* The record kind of an activity, or 0 when that kind is not enabled. */
+static CUpti_ActivityKind wanted(const struct sim_activity *a)
+{
+    switch (a->kind) {
+    case SIM_ACT_KERNEL:
+        return st.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+               : st.kinds[CUPTI_ACTIVITY_KIND_KERNEL]          ? CUPTI_ACTIVITY_KIND_KERNEL : 0;
+    case SIM_ACT_MEMCPY:
+        return st.kinds[CUPTI_ACTIVITY_KIND_MEMCPY] ? CUPTI_ACTIVITY_KIND_MEMCPY : 0;
+    case SIM_ACT_MEMSET:
+        return st.kinds[CUPTI_ACTIVITY_KIND_MEMSET] ? CUPTI_ACTIVITY_KIND_MEMSET : 0;
+    default:
+        return a->cbid < SIM_CBID_COUNT && (st.apis[a->cbid] || st.kinds[CUPTI_ACTIVITY_KIND_DRIVER])
+                   ? CUPTI_ACTIVITY_KIND_DRIVER : 0;
+    }
+}
+
+/* ---- buffers ---------------------------------------------------------------------- */
+
+/* Takes the current buffer out (under the lock), for completion outside it. */
+static uint8_t *detach(size_t *size, size_t *used)
+{
+    uint8_t *b = st.buf;
+    *size = st.size, *used = st.used;
+    st.buf = NULL, st.size = st.used = 0;
+    return b;
+}
+
+static void complete(uint8_t *b, size_t size, size_t used)
+{
+    if (b && st.complete)
+        st.complete(NULL, 0, b, size, used);
+}
+
+/* Room for n bytes in the current buffer (asking the client for one); 0: none. */
+static int room(size_t n)
+{
+    size_t max = 0;
+    if (st.buf == NULL && st.request)
+        st.request(&st.buf, &st.size, &max);
+    if (st.buf == NULL || st.size < n)
+        st.buf = NULL;
+    return st.buf && st.size - st.used >= n;
+}
+
+static void on_activity(const struct sim_activity *a)
+{
+    CUpti_ActivityKind kind = wanted(a);
+    size_t n = record_size(kind), size = 0, used = 0;
+    uint8_t *full = NULL;
+    void *r;
+    if (kind == 0)
+        return;
+    pthread_mutex_lock(&st.lock);
+    if (st.buf && st.size - st.used < n)
+        full = detach(&size, &used);
+    if (!room(n)) {
+        __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+    } else {
+        r = memset(st.buf + st.used, 0, n);
+        st.used += n;
+        if (a->kind == SIM_ACT_KERNEL)
+            fill_kernel(r, a);
+        else if (a->kind == SIM_ACT_MEMCPY)
+            fill_memcpy(r, a);
+        else if (a->kind == SIM_ACT_MEMSET)
+            fill_memset(r, a);
+        else
+            fill_api(r, a);
+    }
+    pthread_mutex_unlock(&st.lock);
+    complete(full, size, used);
+}
+
+/* ---- the API --------------------------------------------------------------------- */
+
+STAND_IN CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                    CUpti_BuffersCallbackCompleteFunc done)
+{
+    if (!request || !done)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&st.lock);
+    st.request = request, st.complete = done;
+    pthread_mutex_unlock(&st.lock);
+    sim_activity_sink(on_activity);
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
+{
+    if (record_size(kind) == 0)
+        return CUPTI_ERROR_NOT_COMPATIBLE;
+    pthread_mutex_lock(&st.lock);
+    st.kinds[kind] = on;
+    pthread_mutex_unlock(&st.lock);
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    return set_kind(kind, 1);
+}
+
+STAND_IN CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    return set_kind(kind, 0);
+}
+
+STAND_IN CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    if (cbid >= SIM_CBID_COUNT || api_names[cbid] == NULL)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    st.apis[cbid] = enable != 0;
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+                                          const char **name)
+{
+    if (!name || domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= SIM_CBID_COUNT ||
+        !api_names[cbid])
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *name = api_names[cbid];
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    size_t size, used;
+    uint8_t *b;
+    (void)flag;
+    pthread_mutex_lock(&st.lock);
+    b = st.used ? detach(&size, &used) : NULL;
+    pthread_mutex_unlock(&st.lock);
+    complete(b, size, used);
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+                                                CUpti_Activity **record)
+{
+    uint8_t *p;
+    size_t n;
+    if (!buffer || !record)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    p = *record ? (uint8_t *)*record + record_size((*record)->kind) : buffer;
+    if (p + sizeof(CUpti_Activity) > buffer + valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    if ((n = record_size(((CUpti_Activity *)p)->kind)) == 0)
+        return CUPTI_ERROR_INVALID_KIND;
+    if (p + n > buffer + valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = (CUpti_Activity *)p;
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream,
+                                                       size_t *count)
+{
+    (void)context, (void)stream;
+    if (!count)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *count = __atomic_exchange_n(&dropped, 0, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
+{
+    unsigned long long ns = 0;
+    if (!timestamp)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    sim_tools_id(SIM_TOOLS_CLOCK, NULL, &ns);
+    *timestamp = ns;
+    return CUPTI_SUCCESS;
+}
+#endif
