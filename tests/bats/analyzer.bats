@@ -9,6 +9,7 @@
 #   - malformed and hostile input: one line on stderr with file and byte offset, exit 1
 #   - reading one byte at a time gives the same report (block boundaries)
 #   - property test: random DAGs and channel schedules (tests/analyzer/prop_deps.py)
+#   - traces the H100 produced (tests/analyzer/h100/): the shim's, PyTorch's profiler
 # Needs: build/autograph-analyze (make), python3, gzip.
 
 setup_file() {
@@ -257,4 +258,37 @@ EOF
     [[ "$output" == *"(Kineto, gzip, "* ]]
     [ "$(json_get "$d/r.json" 'len(r["groups"]), all(g["graph_file"] for g in r["groups"])')" = "(3, True)" ]
     [ "$(json_get "$d/r.json" 'sum(g["serializations"]["true"] for g in r["groups"]) > 0')" = "True" ]
+}
+
+# Traces the H100 produced (tests/analyzer/h100/, 2026-11-22): the shim's own trace of
+# tests/gpu/branches_prog.cu (16 graphed branches, 11 replays) with 8 and with 1
+# connection, and PyTorch 2.11 profiler traces (no graph or channel keys).
+@test "analyzer: H100 shim traces (16 branches; 8 and 1 connections): every graph record mapped, serializations classified, none false with a path" {
+    local c
+    for c in 8 1; do
+        run "$AN" --json "$BATS_TEST_TMPDIR/r$c.json" "$FIX/h100/branches_c$c.json.gz"
+        echo "$output" | head -n 12
+        [ "$status" -eq 0 ]
+        [ "$(json_get "$BATS_TEST_TMPDIR/r$c.json" "r['groups'][0]['replay_count']")" -eq 11 ]
+        [ "$(json_get "$BATS_TEST_TMPDIR/r$c.json" "r['groups'][0]['serializations']['unclassified']")" -eq 0 ]
+        [ "$(json_get "$BATS_TEST_TMPDIR/r$c.json" "r['groups'][0]['serializations']['true']")" -gt 0 ]
+        run python3 "$TOP/scripts/trace_check.py" falsedeps "$BATS_TEST_TMPDIR/r$c.json"
+        echo "$output"
+        [ "$status" -eq 0 ]
+    done
+    # with one connection every graph record ran on one channel
+    "$AN" "$FIX/h100/branches_c1.json.gz" | grep -q 'channel occupancy (busy / replay span): device 0 channel 0 [0-9.]*%$'
+}
+
+@test "analyzer: H100 PyTorch profiler traces (model and loop): degraded report, says what it cannot decide, lanes" {
+    local t
+    for t in torch_model torch_loop; do
+        run "$AN" "$FIX/h100/$t.json.gz"
+        echo "$output" | head -n 14
+        [ "$status" -eq 0 ]
+        echo "$output" | grep -q '^trace: .* (Kineto, '
+        echo "$output" | grep -q '^cannot decide:'
+        echo "$output" | grep -q 'no GPU record has "graph id" and "graph node id"'
+        echo "$output" | grep -q '^  device 0 stream [0-9]*: [0-9]* records'
+    done
 }
