@@ -229,8 +229,11 @@ static void print_backtrace(void *const *bt, int n)
     free(names);
 }
 
-static void report(const struct alloc *a, uintptr_t value, size_t offset, const char *what)
+static void report(const struct alloc *a, uintptr_t value, size_t offset,
+                   ag_describe_fn describe, const void *subject)
 {
+    char what[192];
+    describe(subject, what, sizeof what);
     say("%s would touch freed memory: argument bytes %zu..%zu hold 0x%llx, %zu bytes into "
         "an allocation that was freed (a dead pointer)", what, offset, offset + 7,
         (unsigned long long)value, (size_t)(value - a->base));
@@ -249,7 +252,8 @@ static struct alloc *dead_target(uintptr_t value)
     return find_in(&freed, value);
 }
 
-int ag_alloc_check_args(const unsigned char *args, size_t len, const char *what)
+int ag_alloc_check_args(const unsigned char *args, size_t len, ag_describe_fn describe,
+                        const void *subject)
 {
     int dead = 0;
     pthread_mutex_lock(&table_lock);
@@ -262,7 +266,7 @@ int ag_alloc_check_args(const unsigned char *args, size_t len, const char *what)
         dead++;
         stats.dead_pointers++;
         if (!a->reported || ag_liveness == AG_LIVENESS_ERROR)
-            report(a, (uintptr_t)value, off, what);
+            report(a, (uintptr_t)value, off, describe, subject);
         a->reported = 1;
     }
     pthread_mutex_unlock(&table_lock);

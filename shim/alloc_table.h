@@ -37,9 +37,11 @@ void ag_alloc_remove(uintptr_t base, size_t size, const char *how);
 
 /* Checks the 8-byte-aligned words of args (an op's argument bytes) for pointers
  * into freed memory; reports each (at most once per freed allocation in warn mode)
- * naming `what`, and in error mode exits with AG_EXIT_DEAD_POINTER.  Returns the
- * number of dead pointers found. */
-int ag_alloc_check_args(const unsigned char *args, size_t len, const char *what);
+ * naming what describe(subject) writes (called only for a report), and in error mode
+ * exits with AG_EXIT_DEAD_POINTER.  Returns the number of dead pointers found. */
+typedef void (*ag_describe_fn)(const void *subject, char *buf, size_t size);
+int ag_alloc_check_args(const unsigned char *args, size_t len, ag_describe_fn describe,
+                        const void *subject);
 
 /* Counters for the exit summary. */
 struct ag_alloc_stats { unsigned long allocs, frees, live, dead_pointers, unknown_frees; };

@@ -285,17 +285,19 @@ void ag_engine_unrecorded(const struct ag_op *op)
     pthread_mutex_unlock(&engine_lock);
 }
 
+static int records_or_waits_on(const struct ag_template *t, const void *event)
+{
+    for (int i = 0; i < t->nops; i++)
+        if (t->ops[i].event == *(const uintptr_t *)event &&
+            (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT))
+            return 1;
+    return 0;
+}
+
 static void retire_event(uintptr_t event)
 {
-    struct ag_template *t, *tmp;
-    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        for (int i = 0; i < t->nops && !t->failed; i++)
-            if (t->ops[i].event == event &&
-                (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT)) {
-                ag_template_retire(t, "an event it records or waits on was destroyed");
-                break;
-            }
-    }
+    ag_templates_retire_if(records_or_waits_on, &event,
+                           "an event it records or waits on was destroyed");
 }
 
 static void drop_all(const char *why)

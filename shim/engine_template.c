@@ -361,14 +361,17 @@ static int points_into(const unsigned char *args, size_t len, uintptr_t lo, uint
     return 0;
 }
 
-static int template_points_into(const struct ag_template *t, uintptr_t lo, uintptr_t hi)
+struct addr_range { uintptr_t lo, hi; };
+
+static int template_points_into(const struct ag_template *t, const void *range)
 {
+    const struct addr_range *r = range;
     for (int c = 0; c < t->nchunks; c++) {
         const struct ag_chunk *ch = &t->chunks[c];
-        if (ch->base && points_into(ch->base, ch->args_len, lo, hi))
+        if (ch->base && points_into(ch->base, ch->args_len, r->lo, r->hi))
             return 1;
         for (int v = 0; v < ch->nvariants; v++)
-            if (points_into(ch->variants[v].args, ch->args_len, lo, hi))
+            if (points_into(ch->variants[v].args, ch->args_len, r->lo, r->hi))
                 return 1;
     }
     return 0;
@@ -378,18 +381,28 @@ static int template_points_into(const struct ag_template *t, uintptr_t lo, uintp
  * (as built, and as patched in each variant).  Returns how many. */
 int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why)
 {
+    struct addr_range range = { lo, hi };
+    int dropped = ag_templates_retire_if(template_points_into, &range, why);
+    ag_eng.s.freed_retired += (unsigned long)dropped;
+    return dropped;
+}
+
+/* Retires every built template for which uses(t, arg) holds (ending its replay
+ * first if one is running).  Returns how many. */
+int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
+                           const void *arg, const char *why)
+{
     struct ag_template *t, *tmp;
-    int dropped = 0;
+    int retired = 0;
     HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        if (t->failed || !template_points_into(t, lo, hi))
+        if (t->failed || !uses(t, arg))
             continue;
         if (t == ag_eng.r.t)
             ag_replay_abort(why);
         ag_template_retire(t, why);
-        ag_eng.s.freed_retired++;
-        dropped++;
+        retired++;
     }
-    return dropped;
+    return retired;
 }
 
 /* ---- replaying a chunk --------------------------------------------------------- */

@@ -122,12 +122,15 @@ static inline int offer_unrecorded(const struct ag_op *op)
 }
 
 /* AUTOGRAPH_CHECK_LIVENESS: an op about to run (now or in a graph) is checked for
- * pointers into freed memory (alloc_table.c reports them). */
+ * pointers into freed memory (alloc_table.c reports them, describing the op only then). */
+static void describe_op(const void *op, char *buf, size_t size)
+{
+    ag_record_describe(op, buf, size);
+}
+
 static void check_liveness(const struct ag_op *op)
 {
-    char what[192];
-    ag_record_describe(op, what, sizeof what);
-    ag_alloc_check_args(op->args, op->args_len, what);
+    ag_alloc_check_args(op->args, op->args_len, describe_op, op);
 }
 
 static inline int offer(struct ag_op *op)
@@ -257,9 +260,7 @@ static inline int fast_none(struct ag_op *op, int id, ...)
             ag_engine_done(&op, result);                                       \
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
-        if (result != CUDA_SUCCESS)                                            \
-            ag_intercept_failed(AG_EP_##sym, result);                          \
-        ag_count_call(AG_EP_##sym, result);                                    \
+        ag_call_done(AG_EP_##sym, result);                                     \
         return result;                                                         \
     }
 

@@ -23,6 +23,14 @@
 void ag_intercept_before(int entry, uintptr_t arg0);
 void ag_intercept_failed(int entry, int result);
 
+/* The end of every wrapped call: a failure is shown to the engine, the call counted. */
+static inline void ag_call_done(int entry, CUresult result)
+{
+    if (result != CUDA_SUCCESS)
+        ag_intercept_failed(entry, result);
+    ag_count_call(entry, result);
+}
+
 #define AG_WRAPPER(attrs, sym, BEFORE, AFTER)                                  \
     attrs AG_EXPORT CUresult sym AG_PARAMS_##sym                               \
     {                                                                          \
@@ -38,9 +46,7 @@ void ag_intercept_failed(int entry, int result);
         AFTER;                                                                 \
         if (policy & (AG_POLICY_CAPTURE_BEGIN | AG_POLICY_CAPTURE_END))        \
             ag_engine_after(AG_EP_##sym, result);                              \
-        if (result != CUDA_SUCCESS)                                            \
-            ag_intercept_failed(AG_EP_##sym, result);                          \
-        ag_count_call(AG_EP_##sym, result);                                    \
+        ag_call_done(AG_EP_##sym, result);                                     \
         return result;                                                         \
     }
 

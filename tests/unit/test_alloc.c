@@ -9,13 +9,19 @@
 #include "check.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+static void describe(const void *subject, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", (const char *)subject);
+}
 
 static int dead_in(uint64_t value)
 {
     unsigned char args[24] = { 0 };
     memcpy(args + 8, &value, 8);               /* the second word of three */
-    return ag_alloc_check_args(args, sizeof args, "test");
+    return ag_alloc_check_args(args, sizeof args, describe, "test");
 }
 
 int main(void)
