@@ -26,6 +26,7 @@ struct ag_config {
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
     int light_after;                /* AUTOGRAPH_LIGHT_AFTER: differing windows before light recording */
+    int skim_after;                 /* AUTOGRAPH_SKIM_AFTER: then more before skimming */
     enum ag_liveness liveness;      /* AUTOGRAPH_CHECK_LIVENESS: dead pointers in launches */
     enum ag_capture_mode capture_mode;  /* AUTOGRAPH_CAPTURE_MODE: of the shim's own captures */
     const char *inject_faults;      /* AUTOGRAPH_INJECT_FAULTS: fail the shim's own calls */

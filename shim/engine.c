@@ -29,6 +29,7 @@ void ag_engine_lock(void)
 {
     pthread_mutex_lock(&engine_lock);
     ag_light_drain();
+    ag_skim_drain();
 }
 
 void ag_engine_unlock(void)
@@ -154,6 +155,7 @@ static void end_window(enum ag_flush_reason reason)
 {
     if (ag_eng.r.t)
         ag_replay_abort("the window ended before the template did");
+    ag_skim_window_end(reason, ag_eng.w.n == 0);
     if (ag_eng.w.n == 0)
         return;
     ag_eng.s.windows++;
@@ -202,6 +204,7 @@ int ag_engine_offer(struct ag_op *op)
         pthread_mutex_unlock(&engine_lock);
         return AG_PASS;
     }
+    ag_skim_stop("an op took the recording path");
     if (op->light && ag_light_wants_full(op)) {
         pthread_mutex_unlock(&engine_lock);
         return AG_RECORD_FULL;
@@ -419,6 +422,7 @@ void ag_engine_reset_for_tests(void)
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_eng.app_capturing = 0;
+    memset(&ag_eng.k, 0, sizeof ag_eng.k);
     ag_light_gate_update();
     pthread_mutex_unlock(&engine_lock);
 }

@@ -1,7 +1,7 @@
 /* engine.h -- the auto-graphing engine, as the interception layer calls it.
  *
  * Pipeline: intercept (intercept_*.c) -> record (record_ops.c makes a struct ag_op)
- * -> match (engine_window.c, engine.c, engine_light.c, engine_replay.c) -> build/replay
+ * -> match (engine_window.c, engine.c, engine_light.c, engine_skim.c, engine_replay.c) -> build/replay
  * (engine_template.c through a struct ag_backend) -> report (engine_stats.c).
  * No CUDA types: the engine is tested with a fake backend (tests/unit).
  *
@@ -33,6 +33,7 @@ struct ag_engine_params {
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */
+    int skim_after;      /* then skim after this many more (0: never; engine_skim.c) */
     int explain;         /* print why windows were not graphed */
     int keep_graph;      /* instantiate a chunk at its first replay, not when built */
     int max_graphs;      /* templates kept; least recently used dropped (0: no bound) */
@@ -54,7 +55,7 @@ void ag_engine_light_failed(void);
 
 /* The light fast path (engine_light.c): a kernel launch of a single-threaded program
  * in light mode is hashed where it is called and queued, nothing else.  The gate is
- * open while that is allowed; ag_light_starts has a bit per (hash >> 58) of every
+ * open (1; 2 while skimming) while that is allowed; ag_light_starts has a bit per (hash >> 58) of every
  * template's first op (such an op must take the full path). */
 extern int ag_light_gate;
 extern uint64_t ag_light_starts;
@@ -62,6 +63,13 @@ static inline int ag_light_open(void)
 {
     return __atomic_load_n(&ag_light_gate, __ATOMIC_RELAXED);
 }
+/* Skimming (engine_skim.c) and no template to look out for: fingerprint the op. */
+static inline int ag_skim_blind(void)
+{
+    return __atomic_load_n(&ag_light_gate, __ATOMIC_RELAXED) == 2 &&
+           __atomic_load_n(&ag_light_starts, __ATOMIC_RELAXED) == 0;
+}
+int ag_engine_skim(uint64_t word, int kernel);
 static inline int ag_light_may_start(uint64_t hash)
 {
     return (int)((__atomic_load_n(&ag_light_starts, __ATOMIC_RELAXED) >> (hash >> 58)) & 1);

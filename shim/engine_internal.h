@@ -7,6 +7,7 @@
  *   replay   a template being matched against incoming ops (engine_replay.c)
  *   stats    counters for the exit summary and the explain log (engine_stats.c)
  *   light    light recording and its per-thread queue (engine_light.c)
+ *   skim     fingerprinting only, where nothing repeats for long (engine_skim.c)
  * Everything is guarded by one lock (engine.c).
  */
 #ifndef AG_ENGINE_INTERNAL_H
@@ -150,12 +151,21 @@ struct ag_stats {
     unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
     unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
-    unsigned long light_windows, light_ops, freed_retired;
+    unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
+};
+
+struct ag_skim {
+    int on;                     /* skimming: ops are only fingerprinted */
+    uint64_t fingerprint;       /* of the current window's skimmed ops */
+    unsigned long ops;          /* skimmed ops in the current window */
+    uint64_t last_fingerprint;  /* the last skimmed window's (at a flush point) */
+    unsigned long last_ops;
+    unsigned long streak;       /* skimmed windows since skimming started */
 };
 
 struct ag_engine {
@@ -174,6 +184,7 @@ struct ag_engine {
     int paused;                 /* autograph_disable(): every op passes through */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
+    struct ag_skim k;
 };
 
 extern struct ag_engine ag_eng;
@@ -224,6 +235,12 @@ void ag_light_note_start(uint64_t start_hash);
 void ag_light_forget_starts(void);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 void ag_light_drain(void);
+
+/* engine_skim.c */
+void ag_skim_drain(void);           /* engine lock held: the thread's skimmed ops go in */
+void ag_skim_choose(void);          /* after a light window that differed */
+void ag_skim_stop(const char *why);
+void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 
 /* engine_stats.c */
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)

@@ -15,6 +15,7 @@
  * template (a 64-bit filter of the templates' first-op hashes says "maybe") takes
  * the locked path.  Kernel launches take an even shorter way (record_ops.c,
  * ag_record_light_kernel): hashed from the call's arguments, no recorder at all.
+ * Where windows keep differing even longer, ops are only skimmed (engine_skim.c).
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
@@ -55,7 +56,7 @@ void ag_light_gate_update(void)
     int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
                !ag_eng.paused && !ag_hook_depth &&
                ag_threads_seen() <= 1;
-    __atomic_store_n(&ag_light_gate, open, __ATOMIC_RELAXED);
+    __atomic_store_n(&ag_light_gate, open ? 1 + (ag_eng.k.on != 0) : 0, __ATOMIC_RELAXED);
 }
 
 void ag_light_choose(int repeated)
@@ -70,12 +71,16 @@ void ag_light_choose(int repeated)
         ag_light_gate_update();
         ag_explain(0, -5, "%d windows in a row differed from the one before: recording "
                    "light until something repeats", ag_eng.varied_streak);
+    } else if (ag_eng.light) {
+        ag_skim_choose();
     }
 }
 
 void ag_light_stop(void)
 {
     ag_eng.varied_streak = 0;
+    ag_eng.k.on = 0;
+    ag_eng.k.streak = 0;
     __atomic_store_n(&ag_eng.light, 0, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }
@@ -97,6 +102,8 @@ static int enqueue(uint64_t hash, uintptr_t stream, uintptr_t event, int entry, 
     struct light_entry *e;
     if (!ag_light_open() || ag_light_may_start(hash) || ag_thread_id() != 1)
         return 0;
+    if (ag_light_open() == 2)
+        return ag_engine_skim(hash, kind == AG_OP_KERNEL);
     e = &queue[queued++];
     e->hash = hash;
     e->stream = stream;

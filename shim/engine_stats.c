@@ -66,6 +66,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slate_issue_failures %lu\n", prefix, s->issue_failures);
     fprintf(out, "%slight_windows %lu\n", prefix, s->light_windows);
     fprintf(out, "%slight_ops %lu\n", prefix, s->light_ops);
+    fprintf(out, "%sskimmed_windows %lu\n", prefix, s->skimmed_windows);
+    fprintf(out, "%sskimmed_ops %lu\n", prefix, s->skimmed_ops);
     for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
         if (s->flush[r])
             fprintf(out, "%sflush %s %lu\n", prefix,

@@ -43,6 +43,7 @@ static void decide_engine(void)
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
         .chunk_max = cfg->chunk_max, .max_variants = cfg->max_variants,
         .period_min = cfg->period_min, .light_after = cfg->light_after,
+        .skim_after = cfg->skim_after,
         .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,
         .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
     };

@@ -190,6 +190,24 @@ engine_line() {
     [ "$fails" -eq 0 ]
 }
 
+@test "engine (b''): AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1 (skimming after two differing windows): same log, and graphs" {
+    local spec fails=0 graphed=0 skimmed=0
+    for spec in "${WARMUP_SPECS[@]}"; do
+        fuzz plain "$spec" "$FUZZ_OPS"
+        fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1
+        same plain shim "seed $spec, AUTOGRAPH_SKIM_AFTER=1" || fails=$((fails + 1))
+        load shim
+        graphed=$((graphed + ${S[launches_graphed]:-0}))
+        skimmed=$((skimmed + ${S[skimmed_ops]:-0}))
+        echo "skim_after 1: $(engine_line "$spec") skimmed_ops ${S[skimmed_ops]:-0} skimmed_windows ${S[skimmed_windows]:-0}"
+    done
+    if [ "$graphed" -eq 0 ] || [ "$skimmed" -eq 0 ]; then
+        echo "FAIL: graphed $graphed, skimmed ops $skimmed: both must be > 0"
+        fails=$((fails + 1))
+    fi
+    [ "$fails" -eq 0 ]
+}
+
 # called TAG: C[function] = how often run TAG (made with SIM_TRACE=1) called it
 called() {
     local name n

@@ -10,6 +10,7 @@
  */
 #include "check.h"
 #include "engine.h"
+#include "engine_internal.h"   /* ag_eng: switches and counters of the skim test */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -201,6 +202,50 @@ static void test_light_recording(void)
     CHECK(same_order() && builds >= 1 && launches > 20);
 }
 
+/* Skimming: after 3 differing windows light, after 2 more skimmed (every op still
+ * runs, in order); every 32nd skimmed window is recorded light; a skimmed window
+ * that repeats brings full recording back and the graph a warm-up later; an op that
+ * could start a template ends skimming, and its template replays. */
+static void test_skimming(void)
+{
+    unsigned long light_before;
+    reset();
+    ag_eng.p.skim_after = 2;
+    for (int it = 0; it < 5; it++) {          /* full, full, full, light, light */
+        for (int k = 0; k < 6; k++)
+            submit(400 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.skimmed_windows == 0 && ag_eng.s.light_windows == 2);
+    light_before = ag_eng.s.light_windows;
+    for (int it = 0; it < 40; it++) {         /* skimmed, but for one light probe */
+        for (int k = 0; k < 6; k++)
+            submit(1000 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.skimmed_windows == 39 && ag_eng.s.skimmed_ops == 39 * 6);
+    CHECK(ag_eng.s.light_windows == light_before + 1 && builds == 0 && same_order());
+    for (int it = 0; it < 6; it++) {          /* one window repeating */
+        for (int k = 0; k < 6; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+    }
+    /* skimmed, skimmed (repeat: full), full, full: built, replayed twice */
+    CHECK(ag_eng.s.skimmed_windows == 41 && builds == 1 && launches == 2 && same_order());
+    for (int it = 0; it < 8; it++) {          /* differing again: light, then skimmed */
+        for (int k = 0; k < 6; k++)
+            submit(2000 + it * 10 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.skimmed_windows > 41);
+    full_after_light = 0;
+    for (int k = 0; k < 6; k++)                /* the template's first op ends skimming */
+        submit(k, (uint64_t)k);
+    sync_point();
+    CHECK(full_after_light == 1 && launches == 3 && same_order());
+    ag_eng.p.skim_after = 0;
+}
+
 /* Freeing memory a graph points into drops that graph only; it is rebuilt when its
  * window returns. */
 static void test_memory_freed(void)
@@ -310,6 +355,7 @@ int main(void)
     CHECK(builds == 0 && launches == 0);
     CHECK(light_offers > 0);                 /* recorded light after 3 differing windows */
     test_light_recording();
+    test_skimming();
     test_memory_freed();
     return check_finish("test_engine");
 }

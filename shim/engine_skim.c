@@ -1,0 +1,113 @@
+/* engine_skim.c -- record, the cheapest way: skimming, where nothing has repeated
+ * for a long while.
+ *
+ * After AUTOGRAPH_SKIM_AFTER more sync-delimited windows in a row that differed
+ * while recorded light (engine_light.c), a single-threaded program's ops are no
+ * longer appended to the window at all: each one is folded into a fingerprint of
+ * the window (a per-thread batch, folded under the lock every SKIM_BATCH ops and
+ * before anything else the thread does in the engine).  A kernel launch is folded
+ * from its call's arguments, without the shape hash, while no template exists
+ * whose first op it could be (ag_light_starts is 0); otherwise from the shape hash
+ * after the start filter said "no".
+ *
+ * Skimming stops (recording goes back to full; engine.c builds the graph a warm-up
+ * later) when a skimmed window's fingerprint and op count equal the one before,
+ * when an op takes the locked path (it could start a template, or is not
+ * recordable light), and after SKIM_RUN_MAX ops with no window end (a program that
+ * rarely synchronizes: light recording's period detector looks again).  Every
+ * SKIM_PROBE-th skimmed window is recorded light instead, so that repeats inside
+ * windows are still looked for.  Skimmed windows and ops are counted in the exit
+ * summary; skimmed windows are never built.
+ */
+#include "engine_internal.h"
+
+#define SKIM_BATCH   256
+#define SKIM_PROBE   32
+#define SKIM_RUN_MAX (1ul << 16)
+
+static AG_TLS struct skim_batch {
+    uint64_t fingerprint;
+    unsigned ops, kernels;
+} batch;
+
+int ag_engine_skim(uint64_t word, int kernel)
+{
+    if (ag_thread_id() != 1)
+        return 0;
+    batch.fingerprint = (batch.fingerprint ^ word) * 0xff51afd7ed558ccdull;
+    batch.ops++;
+    batch.kernels += (unsigned)kernel;
+    if (batch.ops == SKIM_BATCH) {
+        ag_engine_lock();            /* folds the batch */
+        ag_engine_unlock();
+    }
+    return 1;
+}
+
+/* Engine lock held (ag_engine_lock): the calling thread's batch goes in. */
+void ag_skim_drain(void)
+{
+    struct ag_skim *k = &ag_eng.k;
+    if (batch.ops == 0)
+        return;
+    k->fingerprint = ag_hash_mix(k->fingerprint, batch.fingerprint);
+    k->ops += batch.ops;
+    ag_eng.s.skimmed_ops += batch.ops;
+    ag_eng.s.launches_eager += batch.kernels;
+    batch.fingerprint = 0;
+    batch.ops = batch.kernels = 0;
+    if (k->ops >= SKIM_RUN_MAX)
+        ag_skim_stop("no window ended in a long run of skimmed ops");
+}
+
+/* After a light window that differed (engine_light.c): skim from the next op? */
+void ag_skim_choose(void)
+{
+    int after = ag_eng.p.skim_after;
+    if (after <= 0 || ag_eng.k.on || ag_eng.varied_streak < ag_eng.p.light_after + after)
+        return;
+    ag_eng.k.on = 1;
+    ag_light_gate_update();
+    if (ag_eng.k.streak)
+        return;                      /* back from a probe */
+    ag_explain(0, -5, "%d windows in a row differed: skimming (ops are only fingerprinted) "
+               "until something repeats", ag_eng.varied_streak);
+}
+
+/* Engine lock held. */
+void ag_skim_stop(const char *why)
+{
+    if (!ag_eng.k.on)
+        return;
+    ag_eng.k.on = 0;
+    ag_eng.k.streak = 0;
+    ag_light_gate_update();
+    ag_explain(0, -5, "skimming stopped: %s", why);
+}
+
+/* A window ended (engine.c): its skimmed ops, if any, are compared with the last
+ * skimmed window's at a flush point.  alone: no op of it was recorded. */
+void ag_skim_window_end(enum ag_flush_reason reason, int alone)
+{
+    struct ag_skim *k = &ag_eng.k;
+    int judge = reason != AG_FLUSH_NONE, repeated;
+    if (k->ops == 0)
+        return;
+    ag_eng.s.skimmed_windows++;
+    if (alone) {
+        ag_eng.s.windows++;
+        ag_eng.s.flush[reason]++;
+    }
+    repeated = judge && k->fingerprint == k->last_fingerprint && k->ops == k->last_ops;
+    k->last_fingerprint = judge ? k->fingerprint : 0;
+    k->last_ops = judge ? k->ops : 0;
+    k->fingerprint = 0;
+    k->ops = 0;
+    if (repeated) {
+        ag_skim_stop("a skimmed window repeated the one before: recording in full");
+        ag_light_stop();
+    } else if (k->on && ++k->streak % SKIM_PROBE == 0) {
+        k->on = 0;                   /* one light window: repeats inside windows */
+        ag_light_gate_update();
+    }
+}
