@@ -172,40 +172,34 @@ engine_line() {
     [ "$fails" -eq 0 ]
 }
 
-@test "engine (b'): AUTOGRAPH_LIGHT_AFTER=1 (light recording after one differing window): same log, and graphs" {
-    local spec fails=0 graphed=0 light=0
+# switched_fuzz COUNTER VAR=VALUE... : the warm-up specs under the shim with VARS: the
+# same log as without, one line per spec; fails unless something was graphed and the
+# summary's COUNTER is above 0 over the set
+switched_fuzz() {
+    local counter=$1 spec fails=0 graphed=0 seen=0
+    shift
     for spec in "${WARMUP_SPECS[@]}"; do
         fuzz plain "$spec" "$FUZZ_OPS"
-        fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH_LIGHT_AFTER=1
-        same plain shim "seed $spec, AUTOGRAPH_LIGHT_AFTER=1" || fails=$((fails + 1))
+        fuzz_shim shim "$spec" "$FUZZ_OPS" "$@"
+        same plain shim "seed $spec, $*" || fails=$((fails + 1))
         load shim
         graphed=$((graphed + ${S[launches_graphed]:-0}))
-        light=$((light + ${S[light_ops]:-0}))
-        echo "light_after 1: $(engine_line "$spec") light_ops ${S[light_ops]:-0}"
+        seen=$((seen + ${S[$counter]:-0}))
+        echo "$*: $(engine_line "$spec") $counter ${S[$counter]:-0}"
     done
-    if [ "$graphed" -eq 0 ] || [ "$light" -eq 0 ]; then
-        echo "FAIL: graphed $graphed, light ops $light: both must be > 0"
+    if [ "$graphed" -eq 0 ] || [ "$seen" -eq 0 ]; then
+        echo "FAIL: graphed $graphed, $counter $seen: both must be > 0"
         fails=$((fails + 1))
     fi
     [ "$fails" -eq 0 ]
 }
 
+@test "engine (b'): AUTOGRAPH_LIGHT_AFTER=1 (light recording after one differing window): same log, and graphs" {
+    switched_fuzz light_ops AUTOGRAPH_LIGHT_AFTER=1
+}
+
 @test "engine (b''): AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1 (skimming after two differing windows): same log, and graphs" {
-    local spec fails=0 graphed=0 skimmed=0
-    for spec in "${WARMUP_SPECS[@]}"; do
-        fuzz plain "$spec" "$FUZZ_OPS"
-        fuzz_shim shim "$spec" "$FUZZ_OPS" AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1
-        same plain shim "seed $spec, AUTOGRAPH_SKIM_AFTER=1" || fails=$((fails + 1))
-        load shim
-        graphed=$((graphed + ${S[launches_graphed]:-0}))
-        skimmed=$((skimmed + ${S[skimmed_ops]:-0}))
-        echo "skim_after 1: $(engine_line "$spec") skimmed_ops ${S[skimmed_ops]:-0} skimmed_windows ${S[skimmed_windows]:-0}"
-    done
-    if [ "$graphed" -eq 0 ] || [ "$skimmed" -eq 0 ]; then
-        echo "FAIL: graphed $graphed, skimmed ops $skimmed: both must be > 0"
-        fails=$((fails + 1))
-    fi
-    [ "$fails" -eq 0 ]
+    switched_fuzz skimmed_ops AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1
 }
 
 # called TAG: C[function] = how often run TAG (made with SIM_TRACE=1) called it

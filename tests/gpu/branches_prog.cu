@@ -81,13 +81,6 @@ static void iteration(const work &w)
     CK(cudaStreamSynchronize(w.s[0]));
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 static int usage(void)
 {
     fprintf(stderr, "usage: branches_prog ITERS [B (2..%d)] [K] [ROUNDS]\n", MAX_BRANCHES);

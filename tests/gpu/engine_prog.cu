@@ -183,13 +183,6 @@ __global__ void k_update(float *w, const float *g, int n, float lr)
 
 // --- host helpers ----------------------------------------------------------------------
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 // --- modes -----------------------------------------------------------------------------
 
 static int mode_tiny(int nk, int iters)

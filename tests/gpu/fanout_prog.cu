@@ -58,13 +58,6 @@ static cudaGraphNode_t add_kernel(cudaGraph_t g, const cudaGraphNode_t *deps, si
     return node;
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 
 #include "cuda_check.cuh"
@@ -173,6 +174,14 @@ static inline int posint(const char *s, int *out)
 }
 
 // The end of main: no error left behind, every result printed, the launch count on stderr.
+// CLOCK_MONOTONIC in microseconds
+static inline double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
 static inline int finish(int rc)
 {
     CK(cudaGetLastError());
