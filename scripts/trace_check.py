@@ -14,7 +14,17 @@ autograph-analyze reports about it (tests/bats/trace_sim.bats, tests/gpu/trace.b
         TRACE.graphs) of the record's kind (kernel names that differ from the node's
         are counted: kernel_names_differ).  --kernels / --graph-kernels: the exact
         number of kernel records / of those launched from a graph.  --strict-flows:
-        every GPU record's correlation has a cuda_driver record (else only counted).
+        every GPU record's correlation has a cuda_driver or cuda_runtime record (else
+        only counted).
+        The stream-order events (FORMAT.md 1d) are checked too: "event record"
+        (cat cuda_event_record) and "stream wait event" (cat cuda_sync) instants with
+        integer pid/tid and args stream, correlation, event, sync id; host syncs
+        ("stream / event / context synchronize") on the host process's pid with an
+        integer correlation; "stream_info" metadata with stream, device, flags
+        (default / non_blocking) and priority, one per stream.  Sync ids of event
+        records are unique, and every wait names by its sync id an event record made
+        before it (smaller correlation).  --event-records / --stream-waits /
+        --stream-syncs / --streams N: the exact number of each.
         Prints "trace ok: ..." with the counts, or the problems (exit 1).
 
     scripts/trace_check.py falsedeps REPORT [--graphs DIR]
@@ -28,6 +38,25 @@ autograph-analyze reports about it (tests/bats/trace_sim.bats, tests/gpu/trace.b
         indices are not what this script assumes).  Prints
             false_pairs P false_serializations S replays R per_replay X
         and "no false dependency has a path in its graph", or the offenders (exit 1).
+
+    scripts/trace_check.py eagerdeps TRACE REPORT
+        Rebuilds from TRACE alone the eager windows of FORMAT.md section 3: the GPU
+        records without a graph id of one device between two host synchronizations
+        (by correlation), each record ordered after the earlier work of its stream,
+        after the work an event record captured where its stream waited for that
+        record (by sync id; through waits too, transitively, where a stream recorded an
+        event after waiting without a record of its own in between), and for a stream
+        without stream_info (possibly the legacy default stream) after, and before,
+        the work of every stream not known to be non_blocking.  REPORT
+        (autograph-analyze --json on TRACE): every group with "eager_window" names in
+        each replay a window (its "correlation": the window's first record), every
+        serialization of class "false" names two records of it (from_correlation /
+        from_stream, to_correlation / to_stream) between which there is no path, in
+        either direction, and so does every pair of the group's "false_dependencies"
+        (window positions) in every replay window.  Prints
+            eager false serializations N, windows W, per_window X
+        (N, W from the report's eager groups), then the windows rebuilt here, and
+        "no eager false dependency has a path", or the offenders (exit 1).
 """
 import argparse
 import gzip
@@ -37,6 +66,9 @@ import re
 import sys
 
 GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+API_CATS = ("cuda_driver", "cuda_runtime")
+HOST_SYNCS = ("stream synchronize", "event synchronize", "context synchronize")
+STREAM_FLAGS = ("default", "non_blocking")
 TIME_RE = re.compile(rb'"(ts|dur)":\s*(-?[0-9][0-9.eE+-]*)')
 EXACT_RE = re.compile(rb'-?[0-9]+\.[0-9]{3}$')
 
@@ -175,7 +207,7 @@ def check_trace(opts):
             gpu.append(ev)
             counts[cat] += 1
             bad += ["%s %s: %s" % (cat, ev.get("name"), p) for p in record_problems(ev)]
-        elif ev.get("ph") == "X" and cat == "cuda_driver":
+        elif ev.get("ph") == "X" and cat in API_CATS:
             counts["cuda_driver"] += 1
             api_corr.add((ev.get("args") or {}).get("correlation"))
         elif ev.get("ph") in ("s", "f") and cat == "ac2g":
@@ -192,14 +224,15 @@ def check_trace(opts):
                 counts["names_differ"] += name_differs(ev, graphs)
         if counts["cuda_driver"] and args.get("correlation") not in api_corr:
             counts["no_api"] += 1
-    bad += expectations(opts, counts)
+    order_bad, order = check_order(data)
+    bad += order_bad + expectations(opts, counts) + order_expectations(opts, order)
     summary = ("events %d kernels %d graph_kernels %d memcpy %d memset %d api %d flows %d "
                "graph_records %d graph_files %d gpu_records_without_api %d "
-               "kernel_names_differ %d autographTrace %s" % (
+               "kernel_names_differ %d %s autographTrace %s" % (
                    len(data["traceEvents"]), counts["kernel"], counts["graph_kernel"],
                    counts["gpu_memcpy"], counts["gpu_memset"], counts["cuda_driver"],
                    counts["flows"], counts["graph_records"], len(graphs), counts["no_api"],
-                   counts["names_differ"],
+                   counts["names_differ"], " ".join("%s %d" % kv for kv in order.items()),
                    json.dumps(data.get("autographTrace"), separators=(",", ":"))))
     return report(bad, summary)
 
@@ -214,6 +247,93 @@ def expectations(opts, counts):
     if opts.strict_flows and counts["no_api"]:
         bad.append("%d GPU records have no driver API record" % counts["no_api"])
     return bad
+
+
+# ---- stream order (FORMAT.md 1d) ------------------------------------------------------
+
+def order_kind(ev):
+    """"record", "wait", "sync", "stream" for a section 1d event, else None."""
+    cat, name = ev.get("cat"), ev.get("name")
+    if cat == "cuda_event_record":
+        return "record"
+    if cat == "cuda_sync":
+        return "wait" if name == "stream wait event" else "sync"
+    if ev.get("ph") == "M" and name == "stream_info":
+        return "stream"
+    return None
+
+
+def order_problems(ev, kind, host_pid):
+    """What is wrong with one section 1d event (a list of strings)."""
+    args = ev.get("args") or {}
+    keys = {"record": ("stream", "correlation", "event", "sync id"),
+            "wait": ("stream", "correlation", "event", "sync id"),
+            "sync": ("correlation",), "stream": ("stream", "device", "priority")}[kind]
+    bad = ["args." + k for k in keys if not is_int(args.get(k))]
+    bad += [k + " not an integer" for k in ("pid", "tid") if not is_int(ev.get(k))]
+    if kind == "stream":
+        if args.get("flags") not in STREAM_FLAGS:
+            bad.append("flags %r" % args.get("flags"))
+        return bad
+    if ev.get("ph") != "i" or not isinstance(ev.get("ts"), (int, float)):
+        bad.append("not an instant event with a ts")
+    if kind == "sync":
+        if ev.get("name") not in HOST_SYNCS:
+            bad.append("unknown synchronization")
+        if ev.get("pid") != host_pid:
+            bad.append("pid %s is not the host process %s" % (ev.get("pid"), host_pid))
+        bad += ["args." + k for k in ("stream", "event", "sync id")
+                if k in args and not is_int(args[k])]
+    elif ev.get("name") != {"record": "event record", "wait": "stream wait event"}[kind]:
+        bad.append("name %r" % ev.get("name"))
+    return bad
+
+
+def check_order(data):
+    """(problems, counts) of the section 1d events: each well formed, sync ids of records
+    unique, every wait matched by an earlier record, one stream_info per stream."""
+    host_pid = (data.get("otherData") or {}).get("pid")
+    counts = dict(event_records=0, stream_waits=0, stream_syncs=0, event_syncs=0,
+                  context_syncs=0, stream_infos=0, waits_unmatched=0)
+    bad, records, waits, streams = [], {}, [], set()
+    for ev in data["traceEvents"]:
+        kind = order_kind(ev)
+        if kind is None:
+            continue
+        problems = order_problems(ev, kind, host_pid)
+        bad += ["%s: %s" % (ev.get("name"), p) for p in problems]
+        args = ev.get("args") or {}
+        if problems:
+            continue
+        if kind == "record":
+            counts["event_records"] += 1
+            if args["sync id"] in records:
+                bad.append("two event records with sync id %s" % args["sync id"])
+            records[args["sync id"]] = args["correlation"]
+        elif kind == "wait":
+            counts["stream_waits"] += 1
+            waits.append(args)
+        elif kind == "sync":
+            counts[ev["name"].split()[0] + "_syncs"] += 1
+        else:
+            counts["stream_infos"] += 1
+            if (args["device"], args["stream"]) in streams:
+                bad.append("two stream_info for stream %s" % args["stream"])
+            streams.add((args["device"], args["stream"]))
+    for w in waits:
+        if records.get(w["sync id"], w["correlation"]) >= w["correlation"]:
+            counts["waits_unmatched"] += 1
+    if counts["waits_unmatched"]:
+        bad.append("%d stream waits name no earlier event record by sync id"
+                   % counts["waits_unmatched"])
+    return bad, counts
+
+
+def order_expectations(opts, counts):
+    want = dict(event_records=opts.event_records, stream_waits=opts.stream_waits,
+                stream_syncs=opts.stream_syncs, stream_infos=opts.streams)
+    return ["%d %s, expected %d" % (counts[k], k, n) for k, n in want.items()
+            if n is not None and counts[k] != n]
 
 
 def report(bad, summary):
@@ -290,13 +410,191 @@ def check_false_deps(opts):
         bad += ["%s: %s" % (path, p) for p in (pair_problem(x, graph, n) for x, n in found) if p]
     print("false_pairs %d false_serializations %d replays %d per_replay %.3f" % (
         pairs, sers, replays, sers / replays if replays else 0.0))
+    return verdict(bad, "FALSE DEPENDENCY CHECK FAILED",
+                   "no false dependency has a path in its graph")
+
+
+def verdict(bad, failed, passed):
+    """Prints the first problems under `failed` (exit status 1), or `passed` (0)."""
     if bad:
-        print("FALSE DEPENDENCY CHECK FAILED: %d problems; the first ones:" % len(bad))
+        print("%s: %d problems; the first ones:" % (failed, len(bad)))
         for line in bad[:20]:
             print("  " + line)
         return 1
-    print("no false dependency has a path in its graph")
+    print(passed)
     return 0
+
+
+# ---- eager windows (FORMAT.md section 3) ----------------------------------------------
+
+class Window:
+    """One eager window: its records (by correlation) and the edges between them."""
+
+    def __init__(self, device):
+        self.device, self.nodes, self.succ = device, [], []
+
+    def add(self, ev):
+        self.nodes.append(ev)
+        self.succ.append(set())
+        return len(self.nodes) - 1
+
+    def find(self, correlation, stream):
+        for i, ev in enumerate(self.nodes):
+            if ev["args"].get("correlation") == correlation and \
+                    (stream is None or ev["args"].get("stream") == stream):
+                return i
+        return None
+
+
+class Eager:
+    """The eager windows of a trace and their edges, rebuilt from its records alone.
+
+    Walks the eager GPU records, event records, waits and host syncs in correlation
+    order.  Per (device, stream): `last`, its latest record, and `pending`, the records
+    it has waited for since (as (window, node) pairs); an event record keeps the
+    stream's frontier (both) under its sync id, a wait adds that to `pending`.  A
+    stream without stream_info (possibly legacy) joins the frontiers of every stream
+    not known to be non_blocking before each of its operations and raises a barrier
+    that those streams take into `pending` at their next operation."""
+
+    def __init__(self, events):
+        self.flags = {}
+        self.windows, self.edges = [], 0
+        items = []
+        for n, ev in enumerate(events):
+            kind, args = self.kind(ev), ev.get("args") or {}
+            if kind == "stream":
+                self.flags[(args.get("device"), args.get("stream"))] = args.get("flags")
+            elif kind:
+                items.append((args.get("correlation", 0), ev.get("ts", 0), n, kind, ev))
+        self.reset()
+        for _, _, _, kind, ev in sorted(items, key=lambda x: x[:3]):
+            self.step(kind, ev)
+
+    @staticmethod
+    def kind(ev):
+        args = ev.get("args") or {}
+        if ev.get("ph") == "X" and ev.get("cat") in GPU_CATS:
+            return None if args.get("graph id") else "gpu"
+        return order_kind(ev)
+
+    def reset(self):
+        self.current, self.last, self.pending = {}, {}, {}
+        self.barrier, self.seen = {}, {}
+        self.snap = getattr(self, "snap", {})
+
+    def frontier(self, key):
+        last = self.last.get(key)
+        return self.pending.get(key, set()) | ({last} if last else set())
+
+    def before_op(self, key):
+        """Implicit synchronization before an operation on stream `key`."""
+        device = key[0]
+        if self.flags.get(key) is None:              # possibly the legacy stream
+            for other in list(self.last) + list(self.pending):
+                if other[0] == device and other != key and \
+                        self.flags.get(other) != "non_blocking":
+                    self.pending.setdefault(key, set()).update(self.frontier(other))
+        elif self.flags[key] != "non_blocking":
+            gen, front = self.barrier.get(device, (0, set()))
+            if self.seen.get(key, 0) < gen:
+                self.pending.setdefault(key, set()).update(front)
+                self.seen[key] = gen
+
+    def after_op(self, key):
+        if self.flags.get(key) is None:
+            gen = self.barrier.get(key[0], (0, set()))[0] + 1
+            self.barrier[key[0]] = (gen, self.frontier(key))
+            self.seen[key] = gen
+
+    def step(self, kind, ev):
+        args = ev.get("args") or {}
+        if kind == "sync":
+            self.reset()
+            return
+        key = (args.get("device", ev.get("pid")) if kind == "gpu" else ev.get("pid"),
+               args.get("stream"))
+        self.before_op(key)
+        if kind == "gpu":
+            self.record(key, ev)
+        elif kind == "record":
+            self.snap[args.get("sync id")] = self.frontier(key)
+        else:
+            self.pending.setdefault(key, set()).update(self.snap.get(args.get("sync id"), ()))
+        self.after_op(key)
+
+    def record(self, key, ev):
+        window = self.current.get(key[0])
+        if window is None:
+            window = self.current[key[0]] = Window(key[0])
+            self.windows.append(window)
+        node = window.add(ev)
+        for w, pred in self.frontier(key):
+            if w is window and node not in window.succ[pred]:
+                window.succ[pred].add(node)
+                self.edges += 1
+        self.last[key], self.pending[key] = (window, node), set()
+
+
+def window_problem(window, a, b):
+    if a is None or b is None:
+        return "a record is not in the window"
+    succ = dict(enumerate(window.succ))
+    if reaches(succ, a, b) or reaches(succ, b, a):
+        return "records %d -> %d (%s, %s) have a path" % (
+            min(a, b), max(a, b), window.nodes[a]["name"], window.nodes[b]["name"])
+    return None
+
+
+def eager_group_problems(group, windows):
+    """The offenders of one eager group of the report, given the trace's windows by
+    (device, first correlation)."""
+    bad, device = [], group["eager_window"].get("device", 0)
+    for replay in group.get("replays") or []:
+        window = windows.get((device, replay.get("correlation")))
+        if window is None:
+            bad.append("no eager window of the trace starts at correlation %s (device %s)"
+                       % (replay.get("correlation"), device))
+            continue
+        for ser in replay.get("serializations") or []:
+            if ser.get("class") != "false":
+                continue
+            problem = window_problem(
+                window, window.find(ser.get("from_correlation"), ser.get("from_stream")),
+                window.find(ser.get("to_correlation"), ser.get("to_stream")))
+            if problem:
+                bad.append("window at correlation %s: false serialization %s -> %s: %s" % (
+                    replay.get("correlation"), ser.get("from_correlation"),
+                    ser.get("to_correlation"), problem))
+        for pair in group.get("false_dependencies") or []:
+            a, b = pair.get("from_node"), pair.get("to_node")
+            n = len(window.nodes)
+            problem = window_problem(window, a if is_int(a) and 0 <= a < n else None,
+                                     b if is_int(b) and 0 <= b < n else None)
+            if problem:
+                bad.append("window at correlation %s: false dependency %s -> %s: %s" % (
+                    replay.get("correlation"), a, b, problem))
+    return bad
+
+
+def check_eager(opts):
+    _, data = read_json(opts.trace)
+    _, rep = read_json(opts.report)
+    eager = Eager(data["traceEvents"])
+    windows = {(w.device, w.nodes[0]["args"].get("correlation")): w for w in eager.windows}
+    bad, false, replays = [], 0, 0
+    for group in rep.get("groups") or []:
+        if "eager_window" not in group:
+            continue
+        false += (group.get("serializations") or {}).get("false", 0)
+        replays += group.get("replay_count") or 0
+        bad += eager_group_problems(group, windows)
+    print("eager false serializations %d, windows %d, per_window %.3f" % (
+        false, replays, false / replays if replays else 0.0))
+    print("trace: eager windows %d, records %d, edges %d" % (
+        len(eager.windows), sum(len(w.nodes) for w in eager.windows), eager.edges))
+    return verdict(bad, "EAGER FALSE DEPENDENCY CHECK FAILED",
+                   "no eager false dependency has a path")
 
 
 def main():
@@ -308,11 +606,17 @@ def main():
     t.add_argument("--kernels", type=int)
     t.add_argument("--graph-kernels", type=int)
     t.add_argument("--strict-flows", action="store_true")
+    for name in ("event-records", "stream-waits", "stream-syncs", "streams"):
+        t.add_argument("--" + name, type=int)
     f = sub.add_parser("falsedeps")
     f.add_argument("report")
     f.add_argument("--graphs")
+    e = sub.add_parser("eagerdeps")
+    e.add_argument("trace")
+    e.add_argument("report")
     opts = ap.parse_args()
-    return check_trace(opts) if opts.cmd == "trace" else check_false_deps(opts)
+    return {"trace": check_trace, "falsedeps": check_false_deps,
+            "eagerdeps": check_eager}[opts.cmd](opts)
 
 
 if __name__ == "__main__":

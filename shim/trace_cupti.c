@@ -4,11 +4,18 @@
  * Started when the shim decides about its engine (the program's first recordable
  * call), before any graph is built.  libcupti is the one cupti_ids.c opens (never
  * linked).  Records: CONCURRENT_KERNEL (per graph node: graphId, graphNodeId,
- * channelID), MEMCPY, MEMSET, and the driver API records of the calls that submit
- * such work (cuLaunch*, cuGraphLaunch*, cuMemcpy*, cuMemset*), enabled one by one, for
- * the correlation flows.  Memory stays bounded: at most BUFFERS_MAX buffers of
- * BUFFER_BYTES each, reused once written; when all are in CUPTI's hands a request gets
- * none and CUPTI drops records (counted, reported at exit).
+ * channelID), MEMCPY, MEMSET, and the API records of the calls that submit such work,
+ * enabled one by one, for the correlation flows and the submission times: driver
+ * (cuLaunch*, cuGraphLaunch*, cuMemcpy*, cuMemset*) and runtime (cudaLaunch*, ...:
+ * CUPTI writes no driver record for a driver call a runtime call makes).  The stream
+ * order (analyzer/FORMAT.md 1d): CUDA_EVENT, SYNCHRONIZATION, STREAM, and CONTEXT (the
+ * device of a context id), each optional: a kind CUPTI refuses is named in one line and
+ * the trace lacks it.  STREAM and CONTEXT are enabled with cuptiActivityEnableAndDump
+ * where there is one, so that streams created before tracing started (it starts at
+ * the program's first recordable call) have their records too.  Memory stays
+ * bounded: at most BUFFERS_MAX buffers of BUFFER_BYTES each, reused once written; when
+ * all are in CUPTI's hands a request gets none and CUPTI drops records (counted,
+ * reported at exit).
  * At exit (an atexit handler registered at start, so it runs before the CUDA runtime's
  * own teardown; the exit summary's destructor calls it again, a no-op): the engine
  * issues what it holds, the device is synchronized, CUPTI flushes everything, and the
@@ -66,7 +73,9 @@ static struct {
     __typeof__(&cuptiActivityGetNumDroppedRecords) dropped;
     __typeof__(&cuptiGetTimestamp) timestamp;
     /* optional */
+    __typeof__(&cuptiActivityEnableAndDump) enable_and_dump;
     __typeof__(&cuptiActivityEnableDriverApi) enable_driver_api;
+    __typeof__(&cuptiActivityEnableRuntimeApi) enable_runtime_api;
     __typeof__(&cuptiGetCallbackName) callback_name;
     __typeof__(&cuptiSubscribe) subscribe;
     __typeof__(&cuptiEnableCallback) enable_callback;
@@ -84,14 +93,27 @@ static const char *trace_pattern;
 static char trace_path[4096], graphs_path[4096 + 8];
 static pid_t trace_pid;
 static int tracing, finished;
-static const char *api_names[API_NAMES];
-static unsigned char api_on[API_NAMES];
+static const char *api_names[2][API_NAMES];     /* [runtime][cbid] */
+static unsigned char api_on[2][API_NAMES];
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
 
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
 };
+
+/* The stream-order kinds (optional); dump: the records of what exists already too. */
+static const struct {
+    CUpti_ActivityKind kind;
+    const char *name;
+    int dump;
+} order_kinds[] = {
+    { CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT", 1 },
+    { CUPTI_ACTIVITY_KIND_STREAM, "STREAM", 1 },
+    { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA_EVENT", 0 },
+    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0 },
+};
+static unsigned char order_on[sizeof order_kinds / sizeof order_kinds[0]];
 
 /* ---- libcupti's functions ---------------------------------------------------------- */
 
@@ -106,7 +128,9 @@ static int resolve(void)
                "library path or in /usr/local/cuda); no trace");
         return -1;
     }
+    RESOLVE(h, enable_and_dump, "cuptiActivityEnableAndDump");
     RESOLVE(h, enable_driver_api, "cuptiActivityEnableDriverApi");
+    RESOLVE(h, enable_runtime_api, "cuptiActivityEnableRuntimeApi");
     RESOLVE(h, callback_name, "cuptiGetCallbackName");
     RESOLVE(h, subscribe, "cuptiSubscribe");
     RESOLVE(h, enable_callback, "cuptiEnableCallback");
@@ -160,29 +184,53 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* ---- what is recorded --------------------------------------------------------------- */
 
-static const char *api_name(uint32_t cbid)
+static const char *api_name(int runtime, uint32_t cbid)
 {
-    return cbid < API_NAMES ? api_names[cbid] : NULL;
+    return cbid < API_NAMES ? api_names[runtime != 0][cbid] : NULL;
 }
 
-/* Driver API records of the calls that submit GPU work; how many were enabled. */
-static int enable_launch_apis(void)
+/* The API records of the calls that submit GPU work, in one domain (runtime: 1);
+ * how many were enabled. */
+static int enable_apis(int runtime)
 {
-    static const char *const prefixes[] = { "cuLaunch", "cuGraphLaunch", "cuMemcpy",
-                                            "cuMemset" };
+    static const char *const prefixes[2][4] = {
+        { "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset" },
+        { "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset" },
+    };
+    CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    __typeof__(&cuptiActivityEnableDriverApi) enable =
+        runtime ? cupti.enable_runtime_api : cupti.enable_driver_api;
     int n = 0;
-    for (uint32_t cbid = 1; cbid < API_NAMES && cupti.callback_name && cupti.enable_driver_api;
-         cbid++) {
+    for (uint32_t cbid = 1; cbid < API_NAMES && cupti.callback_name && enable; cbid++) {
         const char *name = NULL;
-        if (cupti.callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+        if (cupti.callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
-        api_names[cbid] = name;
-        for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-            if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-                api_on[cbid] = cupti.enable_driver_api(cbid, 1) == CUPTI_SUCCESS;
-        n += api_on[cbid];
+        api_names[runtime][cbid] = name;
+        for (size_t i = 0; i < sizeof prefixes[0] / sizeof prefixes[0][0]; i++)
+            if (strncmp(name, prefixes[runtime][i], strlen(prefixes[runtime][i])) == 0)
+                api_on[runtime][cbid] = enable(cbid, 1) == CUPTI_SUCCESS;
+        n += api_on[runtime][cbid];
     }
     return n;
+}
+
+/* The stream-order kinds; one line names those CUPTI refused (tracing goes on). */
+static void enable_order_records(void)
+{
+    char refused[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof order_kinds / sizeof order_kinds[0]; i++) {
+        CUpti_ActivityKind kind = order_kinds[i].kind;
+        CUptiResult rc = order_kinds[i].dump && cupti.enable_and_dump ? cupti.enable_and_dump(kind)
+                                                                        : cupti.enable(kind);
+        order_on[i] = rc == CUPTI_SUCCESS;
+        if (!order_on[i] && len < sizeof refused)
+            len += (size_t)snprintf(refused + len, sizeof refused - len, " %s (error %d)",
+                                    order_kinds[i].name, (int)rc);
+    }
+    if (len)
+        ag_log(AG_LOG_WARN, "AUTOGRAPH_TRACE: CUPTI refused%s; the trace lacks those stream-order "
+               "records (analyzer/FORMAT.md 1d)", refused);
 }
 
 /* Stops every kind of record this file enabled. */
@@ -190,9 +238,15 @@ static void disable_records(void)
 {
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         cupti.disable(kinds[i]);
-    for (uint32_t cbid = 1; cbid < API_NAMES; cbid++)
-        if (api_on[cbid])
+    for (size_t i = 0; i < sizeof order_kinds / sizeof order_kinds[0]; i++)
+        if (order_on[i])
+            cupti.disable(order_kinds[i].kind);
+    for (uint32_t cbid = 1; cbid < API_NAMES; cbid++) {
+        if (api_on[0][cbid])
             cupti.enable_driver_api(cbid, 0);
+        if (api_on[1][cbid])
+            cupti.enable_runtime_api(cbid, 0);
+    }
 }
 
 static void CUPTIAPI on_resource(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -257,7 +311,8 @@ static void start(void)
     int rc, apis;
     struct ag_trace_totals none = { 0 };
     ag_expand_pid(trace_path, sizeof trace_path, trace_pattern);
-    if (resolve() != 0 || open_file(cupti.callback_name && cupti.enable_driver_api) != 0)
+    if (resolve() != 0 ||
+        open_file(cupti.callback_name && (cupti.enable_driver_api || cupti.enable_runtime_api)) != 0)
         return;
     if ((rc = enable_records(&what)) != 0) {
         ag_log(AG_LOG_ERROR, "AUTOGRAPH_TRACE: %s failed (CUPTI error %d; is another CUPTI "
@@ -266,7 +321,8 @@ static void start(void)
         ag_trace_json_close(&none);
         return;
     }
-    apis = enable_launch_apis();
+    enable_order_records();
+    apis = enable_apis(0) + enable_apis(1);
     watch_contexts();
     snprintf(graphs_path, sizeof graphs_path, "%s.graphs", trace_path);
     ag_dump_graphs_setup(graphs_path);
@@ -335,6 +391,7 @@ void ag_trace_finish(void)
         ag_log(AG_LOG_WARN, "AUTOGRAPH_TRACE: CUPTI dropped %llu records (%llu buffer requests "
                "found all %d buffers of %u MiB busy)", t.dropped, t.starved, BUFFERS_MAX,
                BUFFER_BYTES >> 20);
-    ag_log(AG_LOG_INFO, "AUTOGRAPH_TRACE: %llu records written to %s", t.records, trace_path);
+    ag_log(AG_LOG_INFO, "AUTOGRAPH_TRACE: %llu records written to %s (%llu of the stream order)",
+           t.records, trace_path, t.stream_order);
 }
 #endif

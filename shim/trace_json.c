@@ -1,5 +1,5 @@
 /* trace_json.c -- AUTOGRAPH_TRACE's writer: CUPTI activity records as Chrome trace
- * events (analyzer/FORMAT.md, section 1c), appended to the file buffer by buffer.
+ * events (analyzer/FORMAT.md, sections 1c and 1d), appended to the file buffer by buffer.
  *
  *   kernel (CUpti_ActivityKernel10)  "cat":"kernel", pid = device, tid = stream, args
  *                                    device, stream, correlation, graph id / graph
@@ -7,13 +7,25 @@
  *                                    type, grid, block
  *   memcpy (CUpti_ActivityMemcpy6)   "cat":"gpu_memcpy", the same args but grid/block,
  *   memset (CUpti_ActivityMemset4)   "cat":"gpu_memset"  plus bytes
- *   driver API (CUpti_ActivityAPI)   "cat":"cuda_driver" on pid = process, tid = thread,
- *                                    and an ac2g flow from it to its GPU records
+ *   driver / runtime API             "cat":"cuda_driver" / "cuda_runtime" on pid =
+ *     (CUpti_ActivityAPI)            process, tid = thread, and an ac2g flow from it to
+ *                                    its GPU records
+ * Stream order (section 1d), "ph":"i" at ts 0 when CUPTI gives no time:
+ *   event record (CudaEvent2)        "cat":"cuda_event_record", pid = device, tid = stream
+ *   stream wait (Synchronization2)   "cat":"cuda_sync", "stream wait event", pid = device
+ *   host sync (Synchronization2)     "cat":"cuda_sync", "stream / event / context
+ *                                    synchronize", pid = process, tid 0, ts = the
+ *                                    call's start (so for a wait)
+ *   stream (CUpti_ActivityStream)    "ph":"M" "stream_info": created streams only (not
+ *                                    the NULL stream)
+ *   context (CUpti_ActivityContext3) not written: names the device of a context id (so
+ *                                    do GPU and event records), for the records that
+ *                                    carry only a context
  * ts and dur are microseconds with exactly 3 decimals (exact nanoseconds), relative to
- * the CUPTI timestamp taken when tracing started.  Records without timestamps are
- * counted, not written.  The file is written with write(2) from a 64 KiB buffer under
- * one lock (CUPTI's worker thread and the exit path both deliver), never through
- * stdio: a forked child that exits cannot flush the parent's half-written buffer.
+ * the CUPTI timestamp taken when tracing started.  GPU and API records without
+ * timestamps are counted, not written.  The file is written with write(2) from a 64 KiB
+ * buffer under one lock (CUPTI's worker thread and the exit path both deliver), never
+ * through stdio: a forked child that exits cannot flush the parent's half-written buffer.
  */
 #include "trace_json.h"
 
@@ -27,13 +39,18 @@
 #include <unistd.h>
 
 #define OUT_SIZE (64u << 10)
+#define CONTEXTS_MAX 64
 
 static struct {
     pthread_mutex_t lock;
     int fd, error;
     size_t len;
+    long pid;
     struct ag_trace_setup setup;
-    unsigned long long records, untimed, devices_named;
+    unsigned long long records, stream_order, untimed, skipped, device_unknown,
+        devices_named;
+    unsigned ncontexts;
+    struct { uint32_t id, device; } contexts[CONTEXTS_MAX];
     char buf[OUT_SIZE];
 } out = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
@@ -116,6 +133,30 @@ static void put_span(uint64_t start, uint64_t end)
 
 /* ---- events ------------------------------------------------------------------------ */
 
+/* The device of context `id` (from CONTEXT, GPU and event records) is `device`. */
+static void note_context(uint32_t id, uint32_t device)
+{
+    for (unsigned i = 0; i < out.ncontexts; i++)
+        if (out.contexts[i].id == id) {
+            out.contexts[i].device = device;
+            return;
+        }
+    if (out.ncontexts < CONTEXTS_MAX) {
+        out.contexts[out.ncontexts].id = id;
+        out.contexts[out.ncontexts++].device = device;
+    }
+}
+
+/* The device of context `id`: 0 (counted) when no record named it. */
+static uint32_t context_device(uint32_t id)
+{
+    for (unsigned i = 0; i < out.ncontexts; i++)
+        if (out.contexts[i].id == id)
+            return out.contexts[i].device;
+    out.device_unknown++;
+    return 0;
+}
+
 static void name_device(uint32_t device)
 {
     if (device >= 64 || (out.devices_named & (1ull << device)))
@@ -155,6 +196,7 @@ static void gpu_tail(uint32_t graph_id, uint64_t node_id, uint32_t channel, int 
 
 static void kernel_event(const CUpti_ActivityKernel10 *k)
 {
+    note_context(k->contextId, k->deviceId);
     gpu_head("kernel", k->name, k->deviceId, k->streamId, k->start, k->end, k->correlationId);
     put(",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", k->gridX, k->gridY, k->gridZ, k->blockX,
         k->blockY, k->blockZ);
@@ -174,6 +216,7 @@ static const char *copy_name(unsigned kind)
 
 static void memcpy_event(const CUpti_ActivityMemcpy6 *m)
 {
+    note_context(m->contextId, m->deviceId);
     gpu_head("gpu_memcpy", copy_name(m->copyKind), m->deviceId, m->streamId, m->start, m->end,
              m->correlationId);
     put(",\"bytes\":%llu", (unsigned long long)m->bytes);
@@ -183,6 +226,7 @@ static void memcpy_event(const CUpti_ActivityMemcpy6 *m)
 
 static void memset_event(const CUpti_ActivityMemset4 *m)
 {
+    note_context(m->contextId, m->deviceId);
     gpu_head("gpu_memset", "Memset", m->deviceId, m->streamId, m->start, m->end,
              m->correlationId);
     put(",\"bytes\":%llu,\"value\":%u", (unsigned long long)m->bytes, m->value);
@@ -192,8 +236,9 @@ static void memset_event(const CUpti_ActivityMemset4 *m)
 
 static void api_event(const CUpti_ActivityAPI *a)
 {
-    const char *name = out.setup.api_name ? out.setup.api_name(a->cbid) : NULL;
-    put(",\n{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":");
+    int runtime = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    const char *name = out.setup.api_name ? out.setup.api_name(runtime, a->cbid) : NULL;
+    put(",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", runtime ? "cuda_runtime" : "cuda_driver");
     put_string(name ? name : "driver call");
     put(",\"pid\":%u,\"tid\":%u", a->processId, a->threadId);
     put_span(a->start, a->end);
@@ -222,7 +267,7 @@ static void record_times(const CUpti_Activity *r, uint64_t *start, uint64_t *end
     case CUPTI_ACTIVITY_KIND_MEMSET:
         *start = m->start, *end = m->end;
         break;
-    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_DRIVER: case CUPTI_ACTIVITY_KIND_RUNTIME:
         *start = a->start, *end = a->end;
         break;
     default:
@@ -230,7 +275,93 @@ static void record_times(const CUpti_Activity *r, uint64_t *start, uint64_t *end
     }
 }
 
-static void record_event(const CUpti_Activity *r)
+/* ---- stream order (section 1d) ------------------------------------------------------ */
+
+/* CUPTI's "not applicable" (CUPTI_SYNCHRONIZATION_INVALID_VALUE, in 32 or 64 bits) */
+static int not_applicable(uint64_t v)
+{
+    return v == (uint64_t)CUPTI_SYNCHRONIZATION_INVALID_VALUE || v == UINT64_MAX;
+}
+
+/* ,"key":v unless v is n/a */
+static void put_id(const char *key, uint64_t v)
+{
+    if (!not_applicable(v))
+        put(",\"%s\":%llu", key, (unsigned long long)v);
+}
+
+/* The start of an instant event: ph, cat, name, pid, tid, ts (t 0: none) and args'
+ * "correlation" (the caller adds its args and closes both objects). */
+static void instant_head(const char *cat, const char *name, long pid, uint32_t tid, uint64_t t,
+                         uint32_t correlation)
+{
+    out.records++, out.stream_order++;
+    put(",\n{\"ph\":\"i\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%ld,\"tid\":%u", cat, name,
+        pid, tid);
+    put_us("ts", t ? (int64_t)(t - out.setup.origin_ns) : 0);
+    put(",\"args\":{\"correlation\":%u", correlation);
+}
+
+static void event_record_event(const CUpti_ActivityCudaEvent2 *e)
+{
+    note_context(e->contextId, e->deviceId);
+    name_device(e->deviceId);
+    instant_head("cuda_event_record", "event record", e->deviceId, e->streamId,
+                 e->deviceTimestamp, e->correlationId);
+    put(",\"stream\":%u,\"event\":%u", e->streamId, e->eventId);
+    put_id("sync id", e->cudaEventSyncId);
+    put("}}");
+}
+
+/* A stream wait on the device's track; a host synchronization on the process's. */
+static void sync_event(const CUpti_ActivitySynchronization2 *s)
+{
+    static const char *const names[] = {
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE] = "event synchronize",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT] = "stream wait event",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE] = "stream synchronize",
+        [CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE] = "context synchronize",
+    };
+    int wait = s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+    uint32_t device = 0;
+    if ((unsigned)s->type >= sizeof names / sizeof names[0] || !names[s->type]) {
+        out.skipped++;
+        return;
+    }
+    if (wait)
+        name_device(device = context_device(s->contextId));
+    instant_head("cuda_sync", names[s->type], wait ? (long)device : out.pid,
+                 wait ? s->streamId : 0, s->start, s->correlationId);
+    put_id("stream", s->streamId);
+    put_id("event", s->cudaEventId);
+    put_id("sync id", s->cudaEventSyncId);
+    put("}}");
+}
+
+/* A created stream's flags; the NULL stream (and unknown flags) is left without one:
+ * the analyzer then treats it as possibly implicitly synchronizing. */
+static void stream_info_event(const CUpti_ActivityStream *s)
+{
+    unsigned flag = (unsigned)s->flag & CUPTI_ACTIVITY_STREAM_CREATE_MASK;
+    const char *flags = flag == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT        ? "default"
+                        : flag == CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING ? "non_blocking"
+                                                                                 : NULL;
+    uint32_t device;
+    if (!flags) {
+        out.skipped++;
+        return;
+    }
+    device = context_device(s->contextId);
+    name_device(device);
+    out.records++, out.stream_order++;
+    put(",\n{\"ph\":\"M\",\"name\":\"stream_info\",\"pid\":%u,\"tid\":%u,\"args\":{"
+        "\"stream\":%u,\"device\":%u,\"flags\":\"%s\",\"priority\":%d,\"correlation\":%u}}",
+        device, s->streamId, s->streamId, device, flags, (int)(int32_t)s->priority,
+        s->correlationId);
+}
+
+/* A kernel, copy, memset or API record (counted, not written, without timestamps). */
+static void timed_event(const CUpti_Activity *r)
 {
     uint64_t start, end;
     record_times(r, &start, &end);
@@ -243,10 +374,31 @@ static void record_event(const CUpti_Activity *r)
         memcpy_event((const CUpti_ActivityMemcpy6 *)r);
     else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET)
         memset_event((const CUpti_ActivityMemset4 *)r);
-    else if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+    else if (r->kind == CUPTI_ACTIVITY_KIND_DRIVER || r->kind == CUPTI_ACTIVITY_KIND_RUNTIME)
         api_event((const CUpti_ActivityAPI *)r);
     else
         kernel_event((const CUpti_ActivityKernel10 *)r);
+}
+
+static void record_event(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        event_record_event((const CUpti_ActivityCudaEvent2 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        sync_event((const CUpti_ActivitySynchronization2 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_STREAM:
+        stream_info_event((const CUpti_ActivityStream *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+        note_context(((const CUpti_ActivityContext3 *)r)->contextId,
+                     ((const CUpti_ActivityContext3 *)r)->deviceId);
+        break;
+    default:
+        timed_event(r);
+    }
 }
 
 /* ---- the file ---------------------------------------------------------------------- */
@@ -258,13 +410,14 @@ int ag_trace_json_open(const struct ag_trace_setup *setup)
         return errno;
     pthread_mutex_lock(&out.lock);
     out.fd = fd;
+    out.pid = (long)getpid();
     out.setup = *setup;
     put("{\"otherData\": {\"producer\": \"libautograph\", \"version\": 1, \"pid\": %ld, "
         "\"origin_ns\": %llu, \"cupti_version\": %u},\n\"displayTimeUnit\": \"ns\",\n"
-        "\"traceEvents\": [\n", (long)getpid(), (unsigned long long)setup->origin_ns,
+        "\"traceEvents\": [\n", out.pid, (unsigned long long)setup->origin_ns,
         setup->cupti_version);
     put("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"args\":{\"name\":\"host (pid "
-        "%ld)\"}}", (long)getpid(), (long)getpid());
+        "%ld)\"}}", out.pid, out.pid);
     drain();
     pthread_mutex_unlock(&out.lock);
     return out.error;
@@ -289,11 +442,15 @@ int ag_trace_json_close(struct ag_trace_totals *t)
         return EBADF;
     }
     t->records = out.records;
+    t->stream_order = out.stream_order;
     t->untimed = out.untimed;
-    put("\n],\n\"autographTrace\": {\"records\": %llu, \"untimed\": %llu, \"dropped\": %llu, "
+    t->skipped = out.skipped;
+    t->device_unknown = out.device_unknown;
+    put("\n],\n\"autographTrace\": {\"records\": %llu, \"stream_order\": %llu, "
+        "\"untimed\": %llu, \"skipped\": %llu, \"device_unknown\": %llu, \"dropped\": %llu, "
         "\"starved_requests\": %llu, \"buffers\": %u, \"buffer_bytes\": %u, "
-        "\"completed_buffers\": %u}}\n", t->records, t->untimed, t->dropped, t->starved,
-        t->buffers, t->buffer_bytes, t->completed);
+        "\"completed_buffers\": %u}}\n", t->records, t->stream_order, t->untimed, t->skipped,
+        t->device_unknown, t->dropped, t->starved, t->buffers, t->buffer_bytes, t->completed);
     drain();
     if (close(out.fd) != 0 && !out.error)
         out.error = errno;

@@ -1,15 +1,23 @@
 /* cupti_activity_stand_in.c -- the activity half of build/sim/libcupti.so.13: enough of
  * CUPTI's activity API for the shim's tracer (shim/trace_cupti.c) to run on the
  * simulator, with records in the layouts of this toolkit's cupti_activity.h
- * (CUpti_ActivityKernel10, Memcpy6, Memset4, API).
+ * (CUpti_ActivityKernel10, Memcpy6, Memset4, API, CudaEvent2, Synchronization2,
+ * Stream, Context3).
  *
- * The simulator reports every kernel, copy, memset and submitting driver call as it
- * executes (sim_activity.h); enabled kinds are appended to the buffer the client's
- * request callback gave, which goes back through the completion callback when the
- * next record would not fit, or at cuptiActivityFlushAll.  A record that finds no
- * buffer is dropped and counted (cuptiActivityGetNumDroppedRecords, reset on read).
- * Driver API records: cuptiGetCallbackName names the simulator's cbids
- * (SIM_CBID_*), cuptiActivityEnableDriverApi enables them one by one.
+ * The simulator reports every kernel, copy, memset, submitting driver call and the
+ * stream order (event records, synchronizations, streams, contexts) as it executes
+ * (sim_activity.h); enabled kinds are appended to the buffer the client's request
+ * callback gave, which goes back through the completion callback when the next record
+ * would not fit, or at cuptiActivityFlushAll.  A record that finds no buffer is dropped
+ * and counted (cuptiActivityGetNumDroppedRecords, reset on read).
+ * cuptiActivityEnableAndDump also has the simulator report the contexts and streams
+ * that exist.  API records: cuptiGetCallbackName names the simulator's cbids
+ * (SIM_CBID_*) as driver calls (cu*) and as runtime calls (cuda*);
+ * cuptiActivityEnableDriverApi / EnableRuntimeApi enable them one by one.  They come
+ * as driver records, or with SIM_CUPTI_API=runtime as runtime records (a runtime
+ * program: CUPTI writes no record for the driver calls a runtime call makes).
+ * SIM_CUPTI_REFUSE=<kind>,... : cuptiActivityEnable* refuse those kinds (numbers of
+ * CUpti_ActivityKind) with CUPTI_ERROR_NOT_COMPATIBLE.
  * Not here: subscribers, callbacks, anything else.
  */
 #if defined(__has_include)
@@ -21,6 +29,8 @@
 #ifdef SIM_HAVE_CUPTI
 #include <cupti.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_activity.h"
@@ -35,15 +45,43 @@ static struct {
     CUpti_BuffersCallbackCompleteFunc complete;
     uint8_t *buf;
     size_t size, used;
-    unsigned char kinds[64], apis[SIM_CBID_COUNT];
+    unsigned char kinds[64], apis[2][SIM_CBID_COUNT];      /* apis[runtime][cbid] */
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static size_t dropped;
 
-static const char *const api_names[SIM_CBID_COUNT] = {
-    [SIM_CBID_LAUNCH] = "cuLaunchKernel", [SIM_CBID_GRAPH_LAUNCH] = "cuGraphLaunch",
-    [SIM_CBID_MEMCPY] = "cuMemcpyAsync", [SIM_CBID_MEMSET] = "cuMemsetD32Async",
-    [SIM_CBID_SYNC] = "cuStreamSynchronize",
+static const char *const api_names[2][SIM_CBID_COUNT] = {
+    { [SIM_CBID_LAUNCH] = "cuLaunchKernel", [SIM_CBID_GRAPH_LAUNCH] = "cuGraphLaunch",
+      [SIM_CBID_MEMCPY] = "cuMemcpyAsync", [SIM_CBID_MEMSET] = "cuMemsetD32Async",
+      [SIM_CBID_SYNC] = "cuStreamSynchronize" },
+    { [SIM_CBID_LAUNCH] = "cudaLaunchKernel_v7000", [SIM_CBID_GRAPH_LAUNCH] = "cudaGraphLaunch_v10000",
+      [SIM_CBID_MEMCPY] = "cudaMemcpyAsync_v3020", [SIM_CBID_MEMSET] = "cudaMemsetAsync_v3020",
+      [SIM_CBID_SYNC] = "cudaStreamSynchronize_v3020" },
 };
+
+/* SIM_CUPTI_API=runtime: API records are runtime records. */
+static int runtime_apis(void)
+{
+    static int state;               /* 0 unread, 1 runtime, -1 driver */
+    const char *env;
+    if (!state) {
+        env = getenv("SIM_CUPTI_API");
+        state = env && strcmp(env, "runtime") == 0 ? 1 : -1;
+    }
+    return state > 0;
+}
+
+/* SIM_CUPTI_REFUSE names `kind`. */
+static int refused(CUpti_ActivityKind kind)
+{
+    const char *p = getenv("SIM_CUPTI_REFUSE");
+    char *end;
+    while (p && *p) {
+        if (strtol(p, &end, 10) == (long)kind && end != p)
+            return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
 
 static size_t record_size(CUpti_ActivityKind kind)
 {
@@ -54,8 +92,16 @@ static size_t record_size(CUpti_ActivityKind kind)
         return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMSET:
         return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_DRIVER: case CUPTI_ACTIVITY_KIND_RUNTIME:
         return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        return sizeof(CUpti_ActivityCudaEvent2);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_STREAM:
+        return sizeof(CUpti_ActivityStream);
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+        return sizeof(CUpti_ActivityContext3);
     default:
         return 0;
     }
@@ -103,16 +149,85 @@ static void fill_memset(CUpti_ActivityMemset4 *m, const struct sim_activity *a)
 
 static void fill_api(CUpti_ActivityAPI *r, const struct sim_activity *a)
 {
-    r->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    r->kind = runtime_apis() ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     r->cbid = a->cbid;
     r->start = a->start, r->end = a->end;
     r->processId = a->process, r->threadId = a->thread;
     r->correlationId = a->correlation;
 }
 
+static void fill_event(CUpti_ActivityCudaEvent2 *r, const struct sim_activity *a)
+{
+    r->kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    r->correlationId = a->correlation;
+    r->contextId = a->context, r->streamId = a->stream, r->deviceId = a->device;
+    r->eventId = a->event;
+    r->cudaEventSyncId = a->sync_id;
+}
+
+static void fill_sync(CUpti_ActivitySynchronization2 *r, const struct sim_activity *a)
+{
+    r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    r->type = (CUpti_ActivitySynchronizationType)a->sync_type;
+    r->start = a->start, r->end = a->end;
+    r->correlationId = a->correlation;
+    r->contextId = a->context, r->streamId = a->stream, r->cudaEventId = a->event;
+    r->cudaEventSyncId = a->sync_id;
+}
+
+static void fill_stream(CUpti_ActivityStream *r, const struct sim_activity *a)
+{
+    r->kind = CUPTI_ACTIVITY_KIND_STREAM;
+    r->contextId = a->context, r->streamId = a->stream;
+    r->priority = (uint32_t)a->priority;
+    r->flag = (CUpti_ActivityStreamFlag)a->stream_flag;
+    r->correlationId = a->correlation;
+}
+
+static void fill_context(CUpti_ActivityContext3 *r, const struct sim_activity *a)
+{
+    r->kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+    r->contextId = a->context, r->deviceId = a->device;
+    r->computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA;
+}
+
+static void fill(void *r, const struct sim_activity *a)
+{
+    switch (a->kind) {
+    case SIM_ACT_KERNEL: fill_kernel(r, a); break;
+    case SIM_ACT_MEMCPY: fill_memcpy(r, a); break;
+    case SIM_ACT_MEMSET: fill_memset(r, a); break;
+    case SIM_ACT_API: fill_api(r, a); break;
+    case SIM_ACT_EVENT_RECORD: fill_event(r, a); break;
+    case SIM_ACT_SYNC: fill_sync(r, a); break;
+    case SIM_ACT_STREAM: fill_stream(r, a); break;
+    default: fill_context(r, a);
+    }
+}
+
+/* An API activity's record kind: runtime or driver, where that call is enabled. */
+static CUpti_ActivityKind api_kind(uint32_t cbid)
+{
+    int rt = runtime_apis();
+    if (cbid >= SIM_CBID_COUNT)
+        return 0;
+    if (rt && (st.apis[1][cbid] || st.kinds[CUPTI_ACTIVITY_KIND_RUNTIME]))
+        return CUPTI_ACTIVITY_KIND_RUNTIME;
+    return !rt && (st.apis[0][cbid] || st.kinds[CUPTI_ACTIVITY_KIND_DRIVER])
+               ? CUPTI_ACTIVITY_KIND_DRIVER : 0;
+}
+
 /* The record kind of an activity, or 0 when that kind is not enabled. */
 static CUpti_ActivityKind wanted(const struct sim_activity *a)
 {
+    static const CUpti_ActivityKind order[] = {
+        [SIM_ACT_EVENT_RECORD] = CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+        [SIM_ACT_SYNC] = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        [SIM_ACT_STREAM] = CUPTI_ACTIVITY_KIND_STREAM,
+        [SIM_ACT_CONTEXT] = CUPTI_ACTIVITY_KIND_CONTEXT,
+    };
+    if (a->kind >= SIM_ACT_EVENT_RECORD)
+        return st.kinds[order[a->kind]] ? order[a->kind] : 0;
     switch (a->kind) {
     case SIM_ACT_KERNEL:
         return st.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
@@ -122,8 +237,7 @@ static CUpti_ActivityKind wanted(const struct sim_activity *a)
     case SIM_ACT_MEMSET:
         return st.kinds[CUPTI_ACTIVITY_KIND_MEMSET] ? CUPTI_ACTIVITY_KIND_MEMSET : 0;
     default:
-        return a->cbid < SIM_CBID_COUNT && (st.apis[a->cbid] || st.kinds[CUPTI_ACTIVITY_KIND_DRIVER])
-                   ? CUPTI_ACTIVITY_KIND_DRIVER : 0;
+        return api_kind(a->cbid);
     }
 }
 
@@ -171,14 +285,7 @@ static void on_activity(const struct sim_activity *a)
     } else {
         r = memset(st.buf + st.used, 0, n);
         st.used += n;
-        if (a->kind == SIM_ACT_KERNEL)
-            fill_kernel(r, a);
-        else if (a->kind == SIM_ACT_MEMCPY)
-            fill_memcpy(r, a);
-        else if (a->kind == SIM_ACT_MEMSET)
-            fill_memset(r, a);
-        else
-            fill_api(r, a);
+        fill(r, a);
     }
     pthread_mutex_unlock(&st.lock);
     complete(full, size, used);
@@ -200,7 +307,7 @@ STAND_IN CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 
 static CUptiResult set_kind(CUpti_ActivityKind kind, unsigned char on)
 {
-    if (record_size(kind) == 0)
+    if (record_size(kind) == 0 || (on && refused(kind)))
         return CUPTI_ERROR_NOT_COMPATIBLE;
     pthread_mutex_lock(&st.lock);
     st.kinds[kind] = on;
@@ -218,21 +325,45 @@ STAND_IN CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return set_kind(kind, 0);
 }
 
+/* Enables the kind and has the simulator report what exists (contexts, streams). */
+STAND_IN CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
+{
+    unsigned long long unused;
+    CUptiResult rc = set_kind(kind, 1);
+    if (rc == CUPTI_SUCCESS && (kind == CUPTI_ACTIVITY_KIND_STREAM ||
+                                kind == CUPTI_ACTIVITY_KIND_CONTEXT))
+        sim_tools_id(SIM_TOOLS_DUMP, NULL, &unused);
+    return rc;
+}
+
+static CUptiResult enable_api(int runtime, CUpti_CallbackId cbid, uint8_t enable)
+{
+    if (cbid >= SIM_CBID_COUNT || api_names[runtime][cbid] == NULL)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&st.lock);
+    st.apis[runtime][cbid] = enable != 0;
+    pthread_mutex_unlock(&st.lock);
+    return CUPTI_SUCCESS;
+}
+
 STAND_IN CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-    if (cbid >= SIM_CBID_COUNT || api_names[cbid] == NULL)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    st.apis[cbid] = enable != 0;
-    return CUPTI_SUCCESS;
+    return enable_api(0, cbid, enable);
+}
+
+STAND_IN CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    return enable_api(1, cbid, enable);
 }
 
 STAND_IN CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
                                           const char **name)
 {
-    if (!name || domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= SIM_CBID_COUNT ||
-        !api_names[cbid])
+    int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (!name || (domain != CUPTI_CB_DOMAIN_DRIVER_API && !runtime) || cbid >= SIM_CBID_COUNT ||
+        !api_names[runtime][cbid])
         return CUPTI_ERROR_INVALID_PARAMETER;
-    *name = api_names[cbid];
+    *name = api_names[runtime][cbid];
     return CUPTI_SUCCESS;
 }
 

@@ -6,6 +6,11 @@
  * reports each kernel, copy and memset as it executes.  A graph's records carry the
  * executable's id and the node's CUPTI id (sim_cupti.c), and the graph launch's
  * correlation id and stream, as CUPTI's do.
+ * The stream order: sim_activity_op reports eager event records (each a new sync id,
+ * kept by the event) and stream waits (naming the event's latest sync id) with the
+ * submitting call's correlation; sim_activity_sync a successful synchronize,
+ * sim_activity_stream a created stream (a legacy one: its context first), each a call
+ * of its own; sim_activity_dump what exists (the stand-in's cuptiActivityEnableAndDump).
  */
 #include "sim_activity.h"
 #include "sim_internal.h"
@@ -16,6 +21,7 @@
 
 static sim_activity_fn sink;
 static uint32_t next_correlation;
+static uint64_t next_sync_id;
 static sim_activity_call current;      /* the driver call being executed */
 static const sim_node *running;        /* the graph node being executed */
 
@@ -93,10 +99,100 @@ static void op_details(struct sim_activity *a, const sim_op *op)
     }
 }
 
-/* A kernel, copy or memset executing now (in_graph: run by the node `running`). */
+/* ---- the stream order */
+
+/* The context, stream, event and sync id a synchronization names (NULL: not applicable). */
+static void sync_ids(struct sim_activity *a, const sim_ctx *c, const sim_stream *s,
+                     const sim_event *e)
+{
+    a->context = c ? (uint32_t)c->o.ordinal : 0;
+    a->stream = s ? (uint32_t)s->id : SIM_ACT_NONE;
+    a->event = e ? (uint32_t)e->o.ordinal : SIM_ACT_NONE;
+    a->sync_id = e && e->sync_id ? e->sync_id : SIM_ACT_NONE;
+}
+
+/* An eager event record or stream wait, in the call that submitted it. */
+static void event_op(const sim_op *op)
+{
+    sim_event *e = sim_obj_get(op->u.evt.ev, SIM_K_EVENT);
+    const sim_stream *s = current.stream;
+    struct sim_activity a = { .kind = SIM_ACT_SYNC, .sync_type = SIM_SYNC_STREAM_WAIT };
+    if (!e)
+        return;
+    if (op->kind == SIM_OP_EVENT_RECORD)
+        e->sync_id = ++next_sync_id;
+    if (!sink)
+        return;
+    sync_ids(&a, s ? s->o.ctx : NULL, s, e);
+    a.correlation = current.correlation;
+    if (op->kind == SIM_OP_EVENT_RECORD)
+        a.kind = SIM_ACT_EVENT_RECORD;      /* no times, as CUPTI's */
+    else
+        a.start = current.start, a.end = sim_clock_now() * 1000 + 800;
+    sink(&a);
+}
+
+void sim_activity_sync(int type, const sim_ctx *c, const sim_stream *s, const sim_event *e)
+{
+    struct sim_activity a = { .kind = SIM_ACT_SYNC, .sync_type = type };
+    a.correlation = ++next_correlation;
+    if (!sink)
+        return;
+    sync_ids(&a, c, s, e);
+    a.start = sim_clock_now() * 1000 + 100;
+    a.end = a.start + 700;
+    sink(&a);
+}
+
+/* A stream's record (a legacy stream: the NULL stream, after its context's). */
+static void stream_record(const sim_stream *s, uint32_t correlation)
+{
+    struct sim_activity a = { .kind = SIM_ACT_CONTEXT };
+    if (s->special == SIM_STREAM_PTDS)
+        return;
+    a.context = s->o.ctx ? (uint32_t)s->o.ctx->o.ordinal : 0;
+    a.stream = (uint32_t)s->id;
+    if (s->special == SIM_STREAM_LEGACY) {
+        sink(&a);
+        a.stream_flag = SIM_STREAM_FLAG_NULL;
+    } else {
+        a.stream_flag = s->flags & CU_STREAM_NON_BLOCKING ? SIM_STREAM_FLAG_NON_BLOCKING
+                                                          : SIM_STREAM_FLAG_DEFAULT;
+    }
+    a.kind = SIM_ACT_STREAM;
+    a.priority = s->priority;
+    a.correlation = correlation;
+    sink(&a);
+}
+
+void sim_activity_stream(const sim_stream *s)
+{
+    uint32_t correlation = ++next_correlation;
+    if (sink)
+        stream_record(s, correlation);
+}
+
+void sim_activity_dump(void)
+{
+    void **v;
+    size_t n;
+    if (!sink)
+        return;
+    n = sim_obj_list(SIM_K_STREAM, NULL, &v);
+    for (size_t i = 0; i < n; i++)
+        stream_record(v[i], 0);
+    free(v);
+}
+
+/* ---- GPU work */
+
+/* A kernel, copy or memset executing now (in_graph: run by the node `running`); an
+ * eager event record or wait. */
 void sim_activity_op(const sim_op *op, const char *label, int in_graph)
 {
     struct sim_activity a = { 0 };
+    if ((op->kind == SIM_OP_EVENT_RECORD || op->kind == SIM_OP_EVENT_WAIT) && !in_graph)
+        event_op(op);
     if (!sink || (op->kind != SIM_OP_KERNEL && op->kind != SIM_OP_MEMCPY &&
                   op->kind != SIM_OP_MEMSET))
         return;

@@ -4,6 +4,7 @@
  * Destroying a context (or releasing / resetting the primary one to nothing)
  * frees what it owns: allocations, streams, events, modules, executable graphs.
  */
+#include "sim_activity.h"
 #include "sim_internal.h"
 
 #include <stdlib.h>
@@ -275,7 +276,10 @@ static CUresult ctx_sync(sim_ctx *c)
     CUresult rc = sim_capture_check_unsafe();
     if (rc)
         return rc;
-    return sim_capture_invalidate_ctx(c) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    if (sim_capture_invalidate_ctx(c))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    sim_activity_sync(SIM_SYNC_CONTEXT, c, NULL, NULL);         /* CUPTI's record */
+    return CUDA_SUCCESS;
 }
 
 CUresult sim_api_ctx_synchronize(void)

@@ -8,7 +8,8 @@
  * runs from in an executable has id (executable id << 32) | sequence number, as
  * CUDA's executable graphs renumber a template's nodes (PyTorch's tools_id remap).
  *
- * sim_tools_id(SIM_TOOLS_CLOCK) is the logical clock in ns (sim_activity.h).
+ * sim_tools_id(SIM_TOOLS_CLOCK) is the logical clock in ns, SIM_TOOLS_DUMP sends the
+ * activity sink a record of every context and stream (sim_activity.h).
  *
  * SIM_GRAPH_TRACE=path appends one line per kernel node a graph runs, as CUPTI's
  * kernel activity records would give it: "<graphId> <graphNodeId> <kernel name>".
@@ -43,6 +44,8 @@ int sim_cupti_lookup(int what, const void *handle, uint64_t *id)
         *id = e->g->o.ordinal;
     else if (what == SIM_TOOLS_CLOCK)
         *id = sim_clock_now() * 1000;       /* the stand-in's cuptiGetTimestamp */
+    else if (what == SIM_TOOLS_DUMP)
+        sim_activity_dump(), *id = 0;       /* its cuptiActivityEnableAndDump */
     else
         return SIM_CUPTI_INVALID_PARAMETER;
     return SIM_CUPTI_SUCCESS;

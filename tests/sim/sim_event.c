@@ -3,8 +3,11 @@
  * and cuStreamWaitEvent (eager no-op wait, or a capture join / fork).
  *
  * Event times come from the logical clock of sim_op.c (one microsecond per
- * executed operation), so elapsed times are deterministic.
+ * executed operation), so elapsed times are deterministic.  A successful synchronise
+ * is reported to the CUPTI stand-in (sim_activity.c; eager records and waits are,
+ * as they execute).
  */
+#include "sim_activity.h"
 #include "sim_internal.h"
 
 #include <stdlib.h>
@@ -78,23 +81,27 @@ CUresult sim_api_event_record(CUevent hEvent, CUstream hStream)
 }
 
 /* Query and synchronise: complete unless last recorded inside a capture. */
-static CUresult event_settled(CUevent hEvent)
+static CUresult event_settled(CUevent hEvent, sim_event **out)
 {
-    sim_event *e;
-    CUresult rc = event_get(hEvent, &e);
+    CUresult rc = event_get(hEvent, out);
     if (rc)
         return rc;
-    return e->cap ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
+    return (*out)->cap ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
 }
 
 CUresult sim_api_event_query(CUevent hEvent)
 {
-    return event_settled(hEvent);
+    sim_event *e;
+    return event_settled(hEvent, &e);
 }
 
 CUresult sim_api_event_synchronize(CUevent hEvent)
 {
-    return event_settled(hEvent);
+    sim_event *e;
+    CUresult rc = event_settled(hEvent, &e);
+    if (rc == CUDA_SUCCESS)
+        sim_activity_sync(SIM_SYNC_EVENT, e->o.ctx, NULL, e);       /* CUPTI's record */
+    return rc;
 }
 
 CUresult sim_api_event_elapsed_time(float *pMilliseconds, CUevent hStart, CUevent hEnd)

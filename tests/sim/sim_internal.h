@@ -198,6 +198,7 @@ typedef struct sim_event {
     struct sim_capture *cap;    /* recorded inside this capture (if still live) */
     unsigned long long cap_id;
     sim_nodes deps;
+    uint64_t sync_id;           /* CUPTI's sync id of its latest eager record (0: none) */
 } sim_event;
 void sim_event_free(sim_event *e);
 void sim_event_mark(sim_event *e);     /* an executed record */
@@ -318,6 +319,12 @@ void sim_activity_call_begin(sim_activity_call *saved, const sim_stream *s);
 void sim_activity_call_end(const sim_activity_call *saved, int op_kind);
 void sim_activity_node(const sim_node *x);       /* the node a graph runs next */
 void sim_activity_op(const sim_op *op, const char *label, int in_graph);
+/* The stream order: a successful synchronize (enum sim_sync_type; its context, and s or
+ * e where it names one), a stream created (a legacy one: its context too), and every
+ * context and stream that exists (sim_tools_id(SIM_TOOLS_DUMP)). */
+void sim_activity_sync(int type, const sim_ctx *c, const sim_stream *s, const sim_event *e);
+void sim_activity_stream(const sim_stream *s);
+void sim_activity_dump(void);
 
 /* ---- small helpers */
 void *sim_xcalloc(size_t n, size_t size);

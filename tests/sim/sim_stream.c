@@ -5,8 +5,11 @@
  *
  * Labels are deterministic: created streams are s1, s2, ... in creation order;
  * the special ones are "legacy" and "ptds".  All work is complete at
- * submission, so synchronising and querying only check capture rules.
+ * submission, so synchronising and querying only check capture rules.  Stream
+ * creations and successful synchronises are reported to the CUPTI stand-in
+ * (sim_activity.c).
  */
+#include "sim_activity.h"
 #include "sim_internal.h"
 
 #include <stdio.h>
@@ -28,6 +31,7 @@ sim_stream *sim_stream_new(sim_ctx *ctx, unsigned flags, int priority, int speci
         snprintf(s->label, sizeof s->label, "ptds");
     else
         snprintf(s->label, sizeof s->label, "s%lu", ++created_streams);
+    sim_activity_stream(s);             /* CUPTI's stream (and context) record */
     return s;
 }
 
@@ -117,12 +121,13 @@ CUresult sim_api_stream_destroy(CUstream hStream)
 
 /* ---- synchronisation: the work is done; only capture rules can object */
 
-static CUresult stream_wait_idle(CUstream h)
+static CUresult stream_wait_idle(CUstream h, sim_stream **out)
 {
     sim_stream *s;
     CUresult rc = sim_stream_resolve(h, &s);
     if (rc)
         return rc;
+    *out = s;
     if (s->cap) {
         sim_capture_invalidate(s->cap);
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -134,12 +139,17 @@ static CUresult stream_wait_idle(CUstream h)
 
 CUresult sim_api_stream_synchronize(CUstream hStream)
 {
-    return stream_wait_idle(hStream);
+    sim_stream *s;
+    CUresult rc = stream_wait_idle(hStream, &s);
+    if (rc == CUDA_SUCCESS)
+        sim_activity_sync(SIM_SYNC_STREAM, s->o.ctx, s, NULL);     /* CUPTI's record */
+    return rc;
 }
 
 CUresult sim_api_stream_query(CUstream hStream)
 {
-    return stream_wait_idle(hStream);
+    sim_stream *s;
+    return stream_wait_idle(hStream, &s);
 }
 
 /* ---- host work */
