@@ -24,7 +24,9 @@ autograph-analyze reports about it (tests/bats/trace_sim.bats, tests/gpu/trace.b
         (default / non_blocking) and priority, one per stream.  Sync ids of event
         records are unique, and every wait names by its sync id an event record made
         before it (smaller correlation).  --event-records / --stream-waits /
-        --stream-syncs / --streams N: the exact number of each.
+        --stream-syncs N: the exact number of each; --streams N: at least N
+        stream_info (the CUDA runtime creates streams of its own: 22 for a program
+        of 16 streams on the H100).
         Prints "trace ok: ..." with the counts, or the problems (exit 1).
 
     scripts/trace_check.py falsedeps REPORT [--graphs DIR]
@@ -332,8 +334,10 @@ def check_order(data):
 def order_expectations(opts, counts):
     want = dict(event_records=opts.event_records, stream_waits=opts.stream_waits,
                 stream_syncs=opts.stream_syncs, stream_infos=opts.streams)
-    return ["%d %s, expected %d" % (counts[k], k, n) for k, n in want.items()
-            if n is not None and counts[k] != n]
+    at_least = {"stream_infos"}
+    return ["%d %s, expected %s%d" % (counts[k], k, "at least " if k in at_least else "", n)
+            for k, n in want.items()
+            if n is not None and (counts[k] < n if k in at_least else counts[k] != n)]
 
 
 def report(bad, summary):

@@ -302,8 +302,21 @@ static void instant_head(const char *cat, const char *name, long pid, uint32_t t
     put(",\"args\":{\"correlation\":%u", correlation);
 }
 
+/* Sync id 0 or n/a: measured on the H100 (driver 580), the waits the driver makes on
+ * its own events inside a graph launch (the launch's correlation, the graph's internal
+ * streams) carry sync id 0; they are not the program's, and the graph's own order
+ * comes from its graph file, so such records are skipped (counted). */
+static int no_sync_id(uint64_t v)
+{
+    return v == 0 || not_applicable(v);
+}
+
 static void event_record_event(const CUpti_ActivityCudaEvent2 *e)
 {
+    if (no_sync_id(e->cudaEventSyncId)) {
+        out.skipped++;
+        return;
+    }
     note_context(e->contextId, e->deviceId);
     name_device(e->deviceId);
     instant_head("cuda_event_record", "event record", e->deviceId, e->streamId,
@@ -324,7 +337,8 @@ static void sync_event(const CUpti_ActivitySynchronization2 *s)
     };
     int wait = s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
     uint32_t device = 0;
-    if ((unsigned)s->type >= sizeof names / sizeof names[0] || !names[s->type]) {
+    if ((unsigned)s->type >= sizeof names / sizeof names[0] || !names[s->type] ||
+        (wait && no_sync_id(s->cudaEventSyncId))) {
         out.skipped++;
         return;
     }
