@@ -1,4 +1,4 @@
-/* aggregate.c -- per group (exec graph or launch shape): replay statistics summed,
+/* aggregate.c -- per group (exec graph, launch or window shape): replay statistics summed,
  * lane occupancy summed over replays, and false dependencies gathered by node pair. */
 #include "analysis.h"
 
@@ -113,12 +113,9 @@ static int sum_pairs(struct analysis *a)
         return -1;
     for (size_t i = 0; i < a->n_sers; i++) {
         const struct ser *s = &a->sers[i];
-        uint32_t grp = a->replays[s->replay].group;
-        const struct graph *g = a->groups[grp].g;
-        if (s->cls != SER_FALSE || g == NULL)
+        if (s->cls != SER_FALSE)
             continue;
-        keys[n++] = (struct pair_key){ grp, (uint32_t)graph_find_node(g, a->t->ev[s->a].node_id),
-                                       (uint32_t)graph_find_node(g, a->t->ev[s->b].node_id),
+        keys[n++] = (struct pair_key){ a->replays[s->replay].group, s->a_node, s->b_node,
                                        (uint32_t)i };
     }
     sort_n(keys, n, sizeof *keys, by_pair);

@@ -1,7 +1,7 @@
 /* analysis.h -- the dependency analysis of one trace against its graphs: replays,
  * observed serializations and their classes, lanes, critical paths, estimates.
- * Filled by analysis_run (replay.c, lanes.c, deps.c, aggregate.c); read by the
- * reports. Times are integer nanoseconds. */
+ * Filled by analysis_run (replay.c, eager.c, eager_group.c, lanes.c, deps.c,
+ * aggregate.c); read by the reports. Times are integer nanoseconds. */
 #ifndef AGA_ANALYSIS_H
 #define AGA_ANALYSIS_H
 
@@ -22,10 +22,13 @@ struct lane_key {
 enum ser_class { SER_TRUE, SER_FALSE, SER_AMBIGUOUS, SER_UNKNOWN, SER_CLASSES };
 
 /* B started within epsilon of A's end, on one channel, in one replay. */
+#define SER_NO_NODE UINT32_MAX
 struct ser {
     uint32_t a, b;          /* record indices (trace.ev) */
+    uint32_t a_node, b_node;    /* their graph nodes (SER_NO_NODE: unclassified) */
     uint32_t replay;
     uint8_t cls;
+    uint8_t queued;         /* B started right after A's start, not its end (deps.c) */
     int64_t gap;            /* B.start - A.end */
     int64_t wait;           /* B.start - the end of B's last predecessor (or replay start) */
 };
@@ -69,11 +72,15 @@ struct pair_stat {
     struct lane_key lane;
 };
 
-/* An exec graph (graph keys) or a launch shape (kernels sharing a correlation). */
+/* An exec graph (graph keys), a launch shape (kernels sharing a correlation) or an
+ * eager window shape (its graph is the analyzer's own, freed with the analysis). */
 struct group {
-    uint64_t id;
+    uint64_t id;            /* exec graph id, or a hash of the launch or window shape */
     int by_graph;
+    int eager;
     struct graph *g;
+    int32_t device;         /* eager: the windows' device */
+    uint32_t streams;       /* eager: distinct streams of a window */
     uint32_t first_replay, replays;
     uint32_t sample;        /* a record, for names */
     int64_t span_sum, span_min, span_max, cp_sum, est_sum, idle_sum;
@@ -90,6 +97,17 @@ struct lane_total {
     struct lane_key lane;
     uint64_t records;
     int64_t busy, first, last;
+};
+
+/* Eager windows (analyzer/FORMAT.md, section 3), over the whole trace. */
+struct eager_totals {
+    int present;                /* the trace has section 1d records */
+    uint64_t windows, groups, records, host_syncs, event_edges, implicit_edges;
+    uint64_t unmatched_waits;   /* waits whose event record is not in the trace */
+    uint64_t legacy_streams;    /* streams with eager records and no stream_info */
+    uint64_t left_out;          /* eager records without a correlation or a stream */
+    uint64_t split;             /* windows cut at EAGER_WINDOW_MAX records or the edge cap */
+    int multi_stream;           /* eager records on two or more (device, stream) */
 };
 
 #define NOTE_MAX 32
@@ -119,6 +137,9 @@ struct analysis {
     struct note notes[NOTE_MAX];
     size_t n_notes;
     uint64_t no_corr, graphs_missing, graphs_unused;
+    size_t eager_first;         /* order[eager_first..n_order): eager windows' records */
+    int64_t *eager_floor;       /* their ready floors (analyzer/FORMAT.md, ready time) */
+    struct eager_totals eager;
 };
 
 /* 0, or -1 (out of memory; message in err). */
@@ -147,6 +168,15 @@ void lane_recs_sort(struct lane_rec *r, size_t n);
 
 /* replay.c */
 int replays_build(struct analysis *a);
+/* The node of a replay's i-th record (-1: none): its position in an eager window's
+ * graph, else the node its "graph node id" names. */
+long replay_node(const struct analysis *a, const struct replay *r, const struct graph *g,
+                 uint32_t i);
+/* Per record of an eager window: the earliest its record could be ready (NULL for
+ * the replays of exec graphs and launch groups, whose roots are ready at t0). */
+const int64_t *replay_floors(const struct analysis *a, const struct replay *r);
+/* eager.c: eager windows, grouped by shape (eager_group.c), appended to the replays */
+int eager_build(struct analysis *a);
 /* lanes.c */
 struct lane_key lane_of(const struct analysis *a, const struct kev *k);
 int lane_cmp(const struct lane_key *x, const struct lane_key *y);

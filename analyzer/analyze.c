@@ -1,7 +1,8 @@
-/* analyze.c -- the analysis pipeline (replays, lanes, per-replay dependencies,
- * aggregation) and the "cannot decide" notes that say what the input does not allow
- * and why. */
+/* analyze.c -- the analysis pipeline (replays, eager windows, lanes, per-replay
+ * dependencies, aggregation) and the "cannot decide" notes that say what the input
+ * does not allow and why. */
 #include "analysis.h"
+#include "eager.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -33,7 +34,12 @@ void analysis_free(struct analysis *a)
     for (size_t i = 0; i < a->n_groups; i++) {
         free(a->groups[i].lanes);
         free(a->groups[i].pairs);
+        if (a->groups[i].eager && a->groups[i].g != NULL) {
+            graph_free(a->groups[i].g);
+            free(a->groups[i].g);
+        }
     }
+    free(a->eager_floor);
     free(a->groups);
     free(a->order);
     free(a->replays);
@@ -52,20 +58,30 @@ static size_t replayed_without_channel(const struct analysis *a)
     return n;
 }
 
+/* Launch groups (without graph keys, records sharing a correlation); a trace of eager
+ * windows without any has nothing a graph file could add. */
+static size_t launch_groups(const struct analysis *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_groups; i++)
+        n += !a->groups[i].by_graph && !a->groups[i].eager;
+    return n;
+}
+
 static void note_inputs(struct analysis *a)
 {
     const struct trace *t = a->t;
     if (t->n == 0)
         analysis_note(a, "anything", "the trace has no GPU activity (no event with \"ph\":\"X\" "
                       "and \"cat\" kernel, gpu_memcpy or gpu_memset)");
-    else if (!a->by_graph)
+    else if (!a->by_graph && !(a->eager.present && launch_groups(a) == 0))
         analysis_note(a, "true or false dependencies, critical paths, gains",
                       "no GPU record has \"graph id\" and \"graph node id\" args, so records "
                       "cannot be mapped to graph nodes (PyTorch 2.11's profiler writes "
                       "neither; libautograph's trace does, see analyzer/FORMAT.md); reported "
                       "instead: launch groups (records sharing one correlation), their spans, "
                       "lanes and idle gaps");
-    else if (!a->by_channel)
+    if (t->n > 0 && !a->by_channel && (a->by_graph || a->eager.windows > 0))
         analysis_note(a, "serializations, false dependencies, gains",
                       "no GPU record has a \"channel\" arg, so which records shared a "
                       "hardware channel is unknown; lanes are streams; critical paths and "
@@ -106,6 +122,44 @@ static void note_graphs(struct analysis *a)
                           (unsigned long long)a->groups[i].id, a->groups[i].g->file);
 }
 
+/* Eager windows: what the trace lacks for them, and where they are conservative. */
+static void note_eager(struct analysis *a)
+{
+    const struct eager_totals *e = &a->eager;
+    if (!e->present && e->multi_stream)
+        analysis_note(a, "true or false dependencies of eager multi-stream records",
+                      "GPU records launched eagerly (no \"graph id\") ran on two or more "
+                      "streams, but the trace has no stream-order records (analyzer/FORMAT.md "
+                      "section 1d: event records, stream waits, host synchronizations, "
+                      "stream_info), so eager multi-stream records cannot be classified; "
+                      "libautograph's tracer (AUTOGRAPH_TRACE) writes them");
+    if (!e->present)
+        return;
+    if (e->left_out > 0)
+        analysis_note(a, "some eager records", "%llu eager GPU records have no \"correlation\" "
+                      "or no \"stream\", so they cannot be placed in an eager window; they are "
+                      "left out", (unsigned long long)e->left_out);
+    if (e->unmatched_waits > 0)
+        analysis_note(a, "which event some stream waits waited for", "%llu stream waits have no "
+                      "sync id, or one whose event record is not in the trace (recorded before "
+                      "tracing began?); the waiting stream's next record is taken as ready "
+                      "only after everything submitted before the wait ended",
+                      (unsigned long long)e->unmatched_waits);
+    if (e->legacy_streams > 0)
+        analysis_note(a, "whether some eager records were ordered implicitly", "%llu streams "
+                      "with eager records have no stream_info (the legacy default stream, a "
+                      "per-thread default stream, or one created before tracing began); their "
+                      "records are ordered with every stream not known to be non_blocking, "
+                      "which can turn a false dependency into a true or ambiguous one, never "
+                      "the reverse", (unsigned long long)e->legacy_streams);
+    if (e->split > 0)
+        analysis_note(a, "serializations across some eager window cuts", "%llu times an "
+                      "eager window reached %u records (or %u edges) without a host "
+                      "synchronization and was cut; records on either side of a cut are not "
+                      "compared",
+                      (unsigned long long)e->split, eager_window_max(), EAGER_EDGES_MAX);
+}
+
 static int run_replays(struct analysis *a)
 {
     void *scratch = deps_scratch_new();
@@ -125,12 +179,13 @@ int analysis_run(struct analysis *a, const struct trace *t, struct graphset *gs,
     a->eps = (int64_t)llround(eps_us * 1000.0);
     a->by_graph = t->with_graph > 0 && t->with_node > 0;
     a->by_channel = t->with_channel > 0;
-    if (replays_build(a) != 0 || lanes_total(a) != 0 || run_replays(a) != 0
-        || aggregate_groups(a) != 0) {
+    if (replays_build(a) != 0 || eager_build(a) != 0 || lanes_total(a) != 0
+        || run_replays(a) != 0 || aggregate_groups(a) != 0) {
         snprintf(err, errsize, "%s: out of memory while analyzing", t->path);
         return -1;
     }
     note_inputs(a);
     note_graphs(a);
+    note_eager(a);
     return 0;
 }

@@ -2,14 +2,22 @@
  * class, critical path, and the span estimated without false dependencies.
  *
  * A serialization is B starting within epsilon of A's end, A and B consecutive on
- * one channel.  It is true when the graph has a path A -> B; false when it has none
+ * one channel; or B *queued* behind A: B started within epsilon of A's start, although
+ * B had been ready for more than epsilon before A was, and A started as soon as it was
+ * ready (it waited for its own predecessors): the channel's queue dispatched B only
+ * after A.  Measured on the H100: independent streams sharing a channel (eager
+ * launches, CUDA_DEVICE_MAX_CONNECTIONS below the stream count) overlap a stream's
+ * first kernel with the one before it, and the next stream's first kernel waits behind
+ * that stream's second, which waits for its first: queued, not after an end.  It is true when the graph has a path A -> B; false when it has none
  * and B had waited more than epsilon since its last predecessor ended (or since the
  * replay began, for a root): B was ready and the channel held it back; ambiguous when
  * there is no path but B's predecessors ended too close to A's end to tell.
  *
  * Times of graph nodes: a node's "ready" time is the latest end among its timed
  * predecessors (through untimed nodes; a timed node missing from the replay passes
- * its predecessors' time through), or the replay start.  lag = start - ready.  The
+ * its predecessors' time through), or the replay start; in an eager window, no
+ * earlier than its record's floor (its driver call's end, predecessors outside the
+ * window: eager.c) instead of the start.  lag = start - ready.  The
  * estimate re-times the replay in topological order keeping every node's own lag,
  * except that a falsely delayed node gets the replay's median lag: with no false
  * dependency it reproduces the observed span exactly, so the gain is never negative. */
@@ -26,6 +34,7 @@ struct deps_scratch {
     int64_t *obs_end, *ready, *new_end, *cp, *lags;
     uint8_t *falsely;
     struct lane_rec *lr;
+    const int64_t *floor;       /* eager windows: per replay-local record (else NULL) */
 };
 
 void *deps_scratch_new(void)
@@ -93,7 +102,7 @@ static void map_nodes(const struct analysis *a, struct replay *r, struct graph *
     for (uint32_t v = 0; v < g->n; v++)
         s->node_rec[v] = -1, s->falsely[v] = 0;
     for (uint32_t i = 0; i < r->count; i++) {
-        long v = graph_find_node(g, rec(a, r, i)->node_id);
+        long v = replay_node(a, r, g, i);
         s->rec_node[i] = -1;
         if (v < 0 || !g->nodes[v].timed)
             r->unmatched++;
@@ -104,13 +113,20 @@ static void map_nodes(const struct analysis *a, struct replay *r, struct graph *
     }
 }
 
+/* The earliest a node can be ready: its record's floor in an eager window, else the
+ * replay's start. */
+static int64_t ready_base(const struct replay *r, const struct deps_scratch *s, uint32_t v)
+{
+    return s->floor != NULL && s->node_rec[v] >= 0 ? s->floor[s->node_rec[v]] : r->t0;
+}
+
 /* Observed ends (missing nodes pass their predecessors' time through) and ready times. */
 static void observe(const struct analysis *a, const struct replay *r, struct graph *g,
                     struct deps_scratch *s)
 {
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t v = g->topo[k];
-        int64_t ready = r->t0;
+        int64_t ready = ready_base(r, s, v);
         if (!g->nodes[v].timed)
             continue;
         for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++)
@@ -146,8 +162,11 @@ static int classify(struct analysis *a, const struct replay *r, struct graph *g,
     int reach;
     out->wait = 0;
     out->cls = SER_UNKNOWN;
+    out->a_node = out->b_node = SER_NO_NODE;
     if (nx < 0 || ny < 0)
         return 0;
+    out->a_node = (uint32_t)nx;
+    out->b_node = (uint32_t)ny;
     out->wait = rec(a, r, y)->ts - s->ready[ny];
     reach = graph_reaches(g, (uint32_t)nx, (uint32_t)ny);
     if (reach < 0)
@@ -161,6 +180,17 @@ static int classify(struct analysis *a, const struct replay *r, struct graph *g,
     return 0;
 }
 
+/* y dispatched right after x although ready well before it (see the top). */
+static int queued_behind(const struct analysis *a, const struct graph *g,
+                         const struct deps_scratch *s, const struct lane_rec *x,
+                         const struct lane_rec *y)
+{
+    int32_t nx = g ? s->rec_node[x->idx] : -1, ny = g ? s->rec_node[y->idx] : -1;
+    if (nx < 0 || ny < 0 || y->ts - x->ts > a->eps)
+        return 0;
+    return s->ready[ny] < s->ready[nx] - a->eps && x->ts - s->ready[nx] <= a->eps;
+}
+
 /* Serializations between consecutive records lr[i-1], lr[i] of one lane. */
 static int lane_pair(struct analysis *a, struct replay *r, struct graph *g,
                      struct deps_scratch *s, uint32_t i)
@@ -168,8 +198,11 @@ static int lane_pair(struct analysis *a, struct replay *r, struct graph *g,
     const struct lane_rec *x = &s->lr[i - 1], *y = &s->lr[i];
     struct ser z = { .a = a->order[r->first + x->idx], .b = a->order[r->first + y->idx],
                      .replay = (uint32_t)(r - a->replays), .gap = y->ts - x->end };
-    if (z.gap < -a->eps || z.gap > a->eps)
-        return 0;
+    if (z.gap < -a->eps || z.gap > a->eps) {
+        if (!queued_behind(a, g, s, x, y))
+            return 0;
+        z.queued = 1;
+    }
     if (classify(a, r, g, s, x->idx, y->idx, &z) != 0 || push_ser(a, &z) != 0)
         return -1;
     r->n_cls[z.cls]++;
@@ -242,7 +275,7 @@ static void retime(const struct analysis *a, struct replay *r, const struct grap
     typical_lags(a, r, g, s, &dep_lag, &root_lag);
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t v = g->topo[k];
-        int64_t ready = r->t0, path = 0;
+        int64_t ready = ready_base(r, s, v), path = 0;
         if (!g->nodes[v].timed)
             continue;
         for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++) {
@@ -285,24 +318,37 @@ static void count_delays(const struct analysis *a, struct replay *r, const struc
     }
 }
 
-int deps_replay(struct analysis *a, struct replay *r, struct group *grp, void *scratch)
+/* Span, idle time and gaps, the records walked in start order (an eager window's are
+ * in correlation order: sorted here). */
+static void span_of(const struct analysis *a, struct replay *r, struct deps_scratch *s)
 {
-    struct deps_scratch *s = scratch;
-    struct graph *g = grp->g;
     struct walk w = { 0 };
-    int64_t t1 = r->t0, t1_unmatched = r->t0;
-    if (scratch_fit(s, g ? g->n : 0, r->count) != 0)
-        return -1;
-    for (uint32_t i = 0; i < r->count; i++) {
-        const struct kev *e = rec(a, r, i);
-        walk_add(&w, e->ts, kev_end(e), a->eps);
+    int64_t t1 = r->t0;
+    for (uint32_t k = 0; k < r->count; k++) {
+        const struct kev *e = rec(a, r, k);
+        s->lr[k] = (struct lane_rec){ { 0, 0 }, e->ts, kev_end(e), k };
         t1 = kev_end(e) > t1 ? kev_end(e) : t1;
     }
+    if (s->floor != NULL)
+        lane_recs_sort(s->lr, r->count);
+    for (uint32_t k = 0; k < r->count; k++)
+        walk_add(&w, s->lr[k].ts, s->lr[k].end, a->eps);
     walk_end(&w);
     r->span = t1 - r->t0;
     r->idle = w.idle;
     r->gaps = w.gaps;
     r->max_gap = w.max_gap;
+}
+
+int deps_replay(struct analysis *a, struct replay *r, struct group *grp, void *scratch)
+{
+    struct deps_scratch *s = scratch;
+    struct graph *g = grp->g;
+    int64_t t1_unmatched = r->t0;
+    if (scratch_fit(s, g ? g->n : 0, r->count) != 0)
+        return -1;
+    s->floor = replay_floors(a, r);
+    span_of(a, r, s);
     if (g != NULL) {
         map_nodes(a, r, g, s);
         observe(a, r, g, s);

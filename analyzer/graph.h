@@ -1,7 +1,8 @@
-/* graph.h -- exec graph topology (from get_graph_data JSON files) and the queries
- * the dependency analysis needs: node lookup by id, topological order, the "timed"
- * view (kernel, memcpy and memset nodes, which leave records in a trace, with paths
- * through the other nodes collapsed) and reachability. */
+/* graph.h -- exec graph topology (from get_graph_data JSON files, or built by the
+ * analyzer for an eager window: eager_group.c) and the queries the dependency analysis
+ * needs: node lookup by id, topological order, the "timed" view (kernel, memcpy and
+ * memset nodes, which leave records in a trace, with paths through the other nodes
+ * collapsed) and reachability. */
 #ifndef AGA_GRAPH_H
 #define AGA_GRAPH_H
 
@@ -15,9 +16,13 @@
 #define GRAPH_MAX_TIMED_PREDS (1u << 25)  /* collapsed lists, all nodes together */
 
 struct gnode {
-    uint64_t tools_id;
+    union {
+        uint64_t tools_id;
+        int64_t stream;     /* positional graphs: the record's stream */
+    };
     uint32_t node_id;
-    uint32_t name;          /* kernel name (strtab id, 0: none) */
+    uint32_t name;          /* kernel name (strtab id, 0: none; positional graphs: the
+                               trace's strtab) */
     uint32_t type;          /* node_type (strtab id) */
     uint8_t timed, has_id;
 };
@@ -33,6 +38,7 @@ struct graph {
     size_t seq;                     /* the order it was read in */
     uint64_t exec_id;
     int has_exec_id;
+    int positional;         /* an eager window's graph: node v is the window's v-th record */
     uint32_t n, m;
     struct gnode *nodes;
     uint32_t *from, *to;            /* the edges */

@@ -3,6 +3,7 @@
  * line on stderr ("autograph-analyze: FILE: byte N: ...") and exit status 1; a usage
  * error is exit status 2. */
 #include "analysis.h"
+#include "eager.h"
 #include "graph_read.h"
 #include "json_stream.h"
 #include "report.h"
@@ -49,6 +50,7 @@ static const char usage[] =
     "  --stats               throughput and peak memory on stderr\n"
     "  -q, --quiet           no text report\n"
     "  --read-buffer BYTES   read the inputs BYTES at a time (for tests; default 1 MiB)\n"
+    "  --window-max N        cut eager windows after N records (for tests; default 65536)\n"
     "  -h, --help            this text\n";
 
 static int fail(const char *msg)
@@ -95,6 +97,11 @@ static int parse_option(struct opts *o, int c, const char *arg)
         js_set_buffer_size((size_t)v);
         input_set_chunk((size_t)v);
         return 0;
+    case 'W':
+        if (parse_number(arg, 1, EAGER_WINDOW_MAX, &v) != 0)
+            return -1;
+        eager_set_window_max((uint32_t)v);
+        return 0;
     default:
         return -1;
     }
@@ -105,7 +112,7 @@ static const struct option longs[] = {
     { "svg", 1, 0, 's' }, { "svg-engine", 1, 0, 'E' }, { "annotate", 1, 0, 'a' },
     { "epsilon", 1, 0, 'e' }, { "replays", 1, 0, 'r' }, { "no-graphs", 0, 0, 'n' },
     { "stats", 0, 0, 'S' }, { "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' },
-    { "read-buffer", 1, 0, 'B' }, { 0, 0, 0, 0 },
+    { "read-buffer", 1, 0, 'B' }, { "window-max", 1, 0, 'W' }, { 0, 0, 0, 0 },
 };
 
 static const char *option_name(int c)

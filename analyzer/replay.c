@@ -4,7 +4,8 @@
  * kernels of one graph launch share the launch's correlation -- and a group is an
  * exec graph.  Without them: a replay is the records of one (device, correlation)
  * when there are two or more (an eager launch has a correlation of its own), and a
- * group is a launch shape: the same multiset of kernel names. */
+ * group is a launch shape: the same multiset of kernel names.  (Eager windows are
+ * appended after these by eager.c.)  Also: which graph node a replay's record is. */
 #include "analysis.h"
 
 #include <stdlib.h>
@@ -175,4 +176,19 @@ int replays_build(struct analysis *a)
         rc = cut_groups(a, shapes);
     free(shapes);
     return rc;
+}
+
+long replay_node(const struct analysis *a, const struct replay *r, const struct graph *g,
+                 uint32_t i)
+{
+    if (g->positional)
+        return i < g->n ? (long)i : -1;
+    return graph_find_node(g, a->t->ev[a->order[r->first + i]].node_id);
+}
+
+const int64_t *replay_floors(const struct analysis *a, const struct replay *r)
+{
+    if (a->eager_floor == NULL || r->first < a->eager_first)
+        return NULL;
+    return a->eager_floor + (r->first - a->eager_first);
 }

@@ -29,7 +29,17 @@ int trace_annotate_input(const struct analysis *a, struct input *in, struct out 
 const char *rec_name(const struct analysis *a, uint32_t rec);
 const char *node_name(const struct analysis *a, const struct graph *g, uint32_t v);
 void lane_name(const struct analysis *a, const struct lane_key *l, char *buf, size_t size);
+/* "#v name" (an eager window's node: "#v [stream S] name"), the name cut to max bytes. */
+void node_label(const struct analysis *a, const struct graph *g, uint32_t v, size_t max,
+                char *buf, size_t size);
+/* A graph's title line (grp: its group, NULL when it has no replay). */
 void graph_title(char *buf, size_t size, const struct graph *g, const struct group *grp);
+/* The graphs drawn by --dot and --svg: each graph file's, then the eager window shapes
+ * with the most windows (at most 32, of at most 4000 records each: drawn_left_out says
+ * how many shapes are not drawn). */
+size_t drawn_count(const struct analysis *a);
+const struct graph *drawn_graph(const struct analysis *a, size_t i, const struct group **grp);
+size_t drawn_left_out(const struct analysis *a);
 /* Open path, write it with fn, close; 0 or -1 (err). */
 int report_to_file(const char *path, void (*fn)(struct out *, const struct analysis *),
                    const struct analysis *a, char *err, size_t errsize);

@@ -1,7 +1,12 @@
-/* report_common.c -- names the reports share: records, graph nodes, lanes. */
+/* report_common.c -- what the reports share: names of records, graph nodes and lanes,
+ * graph titles, and which graphs are drawn (DOT, SVG): every graph file's, then the
+ * graphs of the eager window shapes with the most windows (small enough to read). */
 #include "report.h"
 
 #include <stdio.h>
+
+#define EAGER_DRAWN_MAX 32
+#define EAGER_DRAWN_NODES 4000
 
 const char *rec_name(const struct analysis *a, uint32_t rec)
 {
@@ -9,11 +14,24 @@ const char *rec_name(const struct analysis *a, uint32_t rec)
     return s[0] ? s : kev_kind_name(a->t->ev[rec].kind);
 }
 
-/* A node's kernel name, else its type. */
+/* A node's kernel name, else its type (an eager window's node: its record's name). */
 const char *node_name(const struct analysis *a, const struct graph *g, uint32_t v)
 {
     const struct gnode *n = &g->nodes[v];
+    if (g->positional)
+        return n->name ? strtab_get(&a->t->strs, n->name) : "record";
     return strtab_get(&a->gs->strs, n->name ? n->name : n->type);
+}
+
+void node_label(const struct analysis *a, const struct graph *g, uint32_t v, size_t max,
+                char *buf, size_t size)
+{
+    char name[256];
+    shorten(name, sizeof name, node_name(a, g, v), max);
+    if (g->positional)
+        snprintf(buf, size, "#%u [stream %lld] %s", v, (long long)g->nodes[v].stream, name);
+    else
+        snprintf(buf, size, "#%u %s", v, name);
 }
 
 void lane_name(const struct analysis *a, const struct lane_key *l, char *buf, size_t size)
@@ -37,6 +55,12 @@ const struct group *group_of_graph(const struct analysis *a, const struct graph 
 void graph_title(char *buf, size_t size, const struct graph *g, const struct group *grp)
 {
     char id[32] = "(no id)";
+    if (g->positional) {
+        snprintf(buf, size, "eager window %016llx (device %d): %u records on %u streams, %u "
+                 "edges, %u windows in the trace", (unsigned long long)grp->id,
+                 (int)grp->device, g->n, grp->streams, g->m, grp->replays);
+        return;
+    }
     if (g->has_exec_id)
         snprintf(id, sizeof id, "%llu", (unsigned long long)g->exec_id);
     snprintf(buf, size, "exec graph %s (%s): %u nodes, %u replays in the trace", id, g->file,
@@ -51,4 +75,48 @@ int report_to_file(const char *path, void (*fn)(struct out *, const struct analy
         return -1;
     fn(&o, a);
     return out_close(&o, err, errsize);
+}
+
+/* Eager window shapes drawn: the first EAGER_DRAWN_MAX (most windows first) of at
+ * most EAGER_DRAWN_NODES records. */
+static int drawable(const struct group *g)
+{
+    return g->eager && g->g->n <= EAGER_DRAWN_NODES;
+}
+
+static size_t eager_drawn(const struct analysis *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_groups; i++)
+        n += drawable(&a->groups[i]);
+    return n < EAGER_DRAWN_MAX ? n : EAGER_DRAWN_MAX;
+}
+
+size_t drawn_count(const struct analysis *a)
+{
+    return a->gs->n + eager_drawn(a);
+}
+
+const struct graph *drawn_graph(const struct analysis *a, size_t i, const struct group **grp)
+{
+    size_t k = a->gs->n;
+    if (i < a->gs->n) {
+        *grp = group_of_graph(a, &a->gs->g[i]);
+        return &a->gs->g[i];
+    }
+    for (size_t gi = 0; gi < a->n_groups; gi++)
+        if (drawable(&a->groups[gi]) && k++ == i) {
+            *grp = &a->groups[gi];
+            return a->groups[gi].g;
+        }
+    *grp = NULL;
+    return NULL;
+}
+
+size_t drawn_left_out(const struct analysis *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_groups; i++)
+        n += a->groups[i].eager;
+    return n - eager_drawn(a);
 }

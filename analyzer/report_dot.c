@@ -1,8 +1,9 @@
-/* report_dot.c -- every graph as Graphviz DOT, one cluster per exec graph: graph
- * edges black; false dependencies (observed serializations with no path in the graph)
- * red, dashed, labelled with the replays they were seen in and B's mean wait; nodes
- * that waited on a false dependency filled pink; untimed nodes (no trace record:
- * empty, event, host...) as ellipses. */
+/* report_dot.c -- every drawn graph as Graphviz DOT, one cluster per exec graph or
+ * eager window shape (its nodes: the first window's records, with their streams):
+ * graph edges black; false dependencies (observed serializations with no path in the
+ * graph) red, dashed, labelled with the replays they were seen in and B's mean wait;
+ * nodes that waited on a false dependency filled pink; untimed nodes (no trace
+ * record: empty, event, host...) as ellipses. */
 #include "report.h"
 
 #include <stdio.h>
@@ -11,11 +12,9 @@
 static void dot_node(struct out *o, const struct analysis *a, size_t gi, const struct graph *g,
                      uint32_t v, const unsigned char *waited)
 {
-    char label[160];
-    shorten(label, sizeof label, node_name(a, g, v), 60);
-    out_printf(o, "    g%zu_n%u [label=", gi, v);
     char text[200];
-    snprintf(text, sizeof text, "#%u %s", v, label);
+    node_label(a, g, v, 60, text, sizeof text);
+    out_printf(o, "    g%zu_n%u [label=", gi, v);
     out_dot_str(o, text);
     if (!g->nodes[v].timed)
         out_printf(o, ", shape=ellipse, color=gray40");
@@ -34,9 +33,9 @@ static void dot_false_edge(struct out *o, size_t gi, const struct group *grp,
     out_printf(o, " us\"];\n");
 }
 
-static void dot_graph(struct out *o, const struct analysis *a, size_t gi, const struct graph *g)
+static void dot_graph(struct out *o, const struct analysis *a, size_t gi, const struct graph *g,
+                      const struct group *grp)
 {
-    const struct group *grp = group_of_graph(a, g);
     unsigned char *waited = calloc((size_t)g->n + 1, 1);
     char title[600];
     graph_title(title, sizeof title, g, grp);
@@ -62,7 +61,13 @@ void report_dot(struct out *o, const struct analysis *a)
                "dependencies (serialized on one channel, no path in the graph)\"];\n"
                "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
                "  edge [fontname=\"Helvetica\", fontsize=9];\n");
-    for (size_t i = 0; i < a->gs->n; i++)
-        dot_graph(o, a, i, &a->gs->g[i]);
+    for (size_t i = 0; i < drawn_count(a); i++) {
+        const struct group *grp;
+        const struct graph *g = drawn_graph(a, i, &grp);
+        dot_graph(o, a, i, g, grp);
+    }
+    if (drawn_left_out(a) > 0)
+        out_printf(o, "  // %zu more eager window shapes (the least frequent, or over 4000 "
+                   "records), not drawn\n", drawn_left_out(a));
     out_printf(o, "}\n");
 }

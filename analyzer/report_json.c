@@ -1,8 +1,11 @@
 /* report_json.c -- the report for machines (analyzer/FORMAT.md, "JSON report"): the
- * input and its notes, then per group its totals, lanes, false dependency pairs and
- * every replay with its serializations; then the lanes of the whole trace.  Times are
- * microseconds with 3 decimals (exact nanoseconds), keys ending in _us. */
+ * input and its notes, then per group (exec graph, launch shape or eager window
+ * shape) its totals, lanes, false dependency pairs and every replay with its
+ * serializations; the eager window totals; then the lanes of the whole trace.  Times
+ * are microseconds with 3 decimals (exact nanoseconds), keys ending in _us. */
 #include "report.h"
+
+#include <stdio.h>
 
 static void lane_members(struct jw *w, const struct analysis *a, const struct lane_key *l)
 {
@@ -56,15 +59,27 @@ static void notes(struct jw *w, const struct analysis *a)
     jw_end(w, ']');
 }
 
+/* An eager window's records named so that a checker can find them in the trace. */
+static void record_keys(struct jw *w, const struct analysis *a, uint32_t from, uint32_t to)
+{
+    jw_int(w, "from_correlation", a->t->ev[from].corr);
+    jw_int(w, "to_correlation", a->t->ev[to].corr);
+    jw_int(w, "from_stream", a->t->ev[from].stream);
+    jw_int(w, "to_stream", a->t->ev[to].stream);
+}
+
 static void ser_json(struct jw *w, const struct analysis *a, const struct group *g,
                      const struct ser *s)
 {
     jw_begin(w, NULL, '{');
     jw_str(w, "class", ser_class_name(s->cls));
+    jw_str(w, "kind", s->queued ? "queued" : "after_end");
     if (g->g != NULL && s->cls != SER_UNKNOWN) {
-        jw_int(w, "from_node", graph_find_node(g->g, a->t->ev[s->a].node_id));
-        jw_int(w, "to_node", graph_find_node(g->g, a->t->ev[s->b].node_id));
+        jw_uint(w, "from_node", s->a_node);
+        jw_uint(w, "to_node", s->b_node);
     }
+    if (g->eager)
+        record_keys(w, a, s->a, s->b);
     jw_str(w, "from", rec_name(a, s->a));
     jw_str(w, "to", rec_name(a, s->b));
     struct lane_key lane = lane_of(a, &a->t->ev[s->a]);
@@ -111,6 +126,10 @@ static void pair_json(struct jw *w, const struct analysis *a, const struct group
     jw_uint(w, "to_node", p->b_node);
     jw_str(w, "from", node_name(a, g->g, p->a_node));
     jw_str(w, "to", node_name(a, g->g, p->b_node));
+    if (g->eager) {
+        jw_int(w, "from_stream", g->g->nodes[p->a_node].stream);
+        jw_int(w, "to_stream", g->g->nodes[p->b_node].stream);
+    }
     lane_members(w, a, &p->lane);
     jw_uint(w, "replays", p->count);
     jw_us(w, "mean_wait_us", p->count ? p->wait_sum / p->count : 0);
@@ -140,14 +159,30 @@ static void totals(struct jw *w, const struct group *g)
     jw_end(w, '}');
 }
 
+static void eager_window(struct jw *w, const struct group *g)
+{
+    char shape[17];
+    snprintf(shape, sizeof shape, "%016llx", (unsigned long long)g->id);
+    jw_begin(w, "eager_window", '{');
+    jw_str(w, "shape", shape);
+    jw_int(w, "device", g->device);
+    jw_uint(w, "records", g->g->n);
+    jw_uint(w, "streams", g->streams);
+    jw_uint(w, "edges", g->g->m);
+    jw_end(w, '}');
+}
+
 static void group_json(struct jw *w, const struct analysis *a, const struct group *g)
 {
     jw_begin(w, NULL, '{');
-    if (g->by_graph)
+    if (g->eager)
+        eager_window(w, g);
+    else if (g->by_graph)
         jw_uint(w, "exec_graph_id", g->id);
     else
         jw_uint(w, "launch_shape", g->id);
-    jw_str(w, "graph_file", g->g ? g->g->file : NULL);
+    if (!g->eager)
+        jw_str(w, "graph_file", g->g ? g->g->file : NULL);
     jw_uint(w, "replay_count", g->replays);
     totals(w, g);
     jw_begin(w, "occupancy", '[');
@@ -167,6 +202,21 @@ static void group_json(struct jw *w, const struct analysis *a, const struct grou
     for (uint32_t i = 0; i < g->replays; i++)
         replay_json(w, a, g, &a->replays[g->first_replay + i]);
     jw_end(w, ']');
+    jw_end(w, '}');
+}
+
+static void eager_totals(struct jw *w, const struct analysis *a)
+{
+    const struct eager_totals *e = &a->eager;
+    if (!e->present)
+        return;
+    jw_begin(w, "eager_windows", '{');
+    jw_uint(w, "windows", e->windows);
+    jw_uint(w, "groups", e->groups);
+    jw_uint(w, "records", e->records);
+    jw_uint(w, "host_syncs", e->host_syncs);
+    jw_uint(w, "event_edges", e->event_edges);
+    jw_uint(w, "implicit_edges", e->implicit_edges);
     jw_end(w, '}');
 }
 
@@ -198,6 +248,7 @@ void report_json(struct out *o, const struct analysis *a)
     for (size_t i = 0; i < a->n_groups; i++)
         group_json(&w, a, &a->groups[i]);
     jw_end(&w, ']');
+    eager_totals(&w, a);
     lanes_json(&w, a);
     jw_end(&w, '}');
 }

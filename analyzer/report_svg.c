@@ -1,5 +1,5 @@
-/* report_svg.c -- the built-in SVG drawing of the graphs (used when Graphviz dot is
- * not installed, or with --svg-engine builtin): nodes in layers by longest path from
+/* report_svg.c -- the built-in SVG drawing of the drawn graphs (report_common.c; used
+ * when Graphviz dot is not installed, or with --svg-engine builtin): nodes in layers by longest path from
  * the roots, graph edges as grey arrows, false dependencies as red dashed curves with
  * their counts; the same colours as the DOT output.  Graphs over SVG_MAX_NODES nodes
  * get a line saying so instead of a drawing. */
@@ -60,11 +60,10 @@ static int node_y(const struct layout *l, uint32_t v, int top)
 static void svg_node(struct out *o, const struct analysis *a, const struct graph *g,
                      const struct layout *l, uint32_t v, int top, int waited)
 {
-    char label[64], text[96];
+    char text[96];
     int x = node_x(l, v), y = node_y(l, v, top);
     const char *fill = waited ? "#ffd6d6" : g->nodes[v].timed ? "#ffffff" : "#eeeeee";
-    shorten(label, sizeof label, node_name(a, g, v), 24);
-    snprintf(text, sizeof text, "#%u %s", v, label);
+    node_label(a, g, v, g->positional ? 14 : 24, text, sizeof text);
     out_printf(o, "<g><title>#%u ", v);
     out_xml_str(o, node_name(a, g, v));
     out_printf(o, "</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"%d\" "
@@ -112,9 +111,9 @@ static int graph_height(const struct layout *l, const struct graph *g)
 }
 
 /* One graph drawn from y = top; its height. */
-static int svg_graph(struct out *o, const struct analysis *a, const struct graph *g, int top)
+static int svg_graph(struct out *o, const struct analysis *a, const struct graph *g,
+                     const struct group *grp, int top)
 {
-    const struct group *grp = group_of_graph(a, g);
     unsigned char *waited = calloc((size_t)g->n + 1, 1);
     struct layout l;
     char title[600];
@@ -150,8 +149,9 @@ static void svg_size(const struct analysis *a, int *w, int *h)
 {
     *w = 1000;
     *h = TITLE_H + MARGIN;
-    for (size_t i = 0; i < a->gs->n; i++) {
-        const struct graph *g = &a->gs->g[i];
+    for (size_t i = 0; i < drawn_count(a); i++) {
+        const struct group *grp;
+        const struct graph *g = drawn_graph(a, i, &grp);
         struct layout l;
         if (layout_graph(g, &l) != 0)
             continue;
@@ -180,7 +180,10 @@ void report_svg(struct out *o, const struct analysis *a)
                "grey: graph dependencies; red dashed: false dependencies (serialized on one "
                "channel, no path in the graph); pink: nodes that waited on one</text>\n",
                w, h, w, h, MARGIN);
-    for (size_t i = 0; i < a->gs->n; i++)
-        top += svg_graph(o, a, &a->gs->g[i], top);
+    for (size_t i = 0; i < drawn_count(a); i++) {
+        const struct group *grp;
+        const struct graph *g = drawn_graph(a, i, &grp);
+        top += svg_graph(o, a, g, grp, top);
+    }
     out_printf(o, "</svg>\n");
 }

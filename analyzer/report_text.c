@@ -1,7 +1,8 @@
 /* report_text.c -- the readable report: what was read, what cannot be decided and
- * why, then per exec graph (or launch group) its replays' spans, serializations by
- * class, false dependencies by node pair, channel occupancy, critical path and the
- * estimated gain, and a few replays in detail; last, the lanes of the whole trace. */
+ * why, then per exec graph (or launch group, or eager window shape) its replays'
+ * spans, serializations by class, false dependencies by node pair, channel occupancy,
+ * critical path and the estimated gain, and a few replays in detail; last, the lanes
+ * of the whole trace. */
 #include "report.h"
 
 #include <stdio.h>
@@ -36,6 +37,13 @@ static void header(struct out *o, const struct analysis *a, const struct report_
                (unsigned long long)t->with_corr);
     out_printf(o, "graph files: %zu exec graph(s)%s%s\n", a->gs->n,
                opt->graphs_from ? " from " : "", opt->graphs_from ? opt->graphs_from : "");
+    if (a->eager.present)
+        out_printf(o, "eager windows: %llu windows of %llu records in %llu shapes; %llu host "
+                   "syncs, %llu event edges, %llu implicit edges\n",
+                   (unsigned long long)a->eager.windows, (unsigned long long)a->eager.records,
+                   (unsigned long long)a->eager.groups, (unsigned long long)a->eager.host_syncs,
+                   (unsigned long long)a->eager.event_edges,
+                   (unsigned long long)a->eager.implicit_edges);
     put_us(o, "epsilon: ", a->eps);
     out_printf(o, "; lanes are %s\n", a->by_channel ? "hardware channels" : "streams");
     if (a->n_notes > 0)
@@ -44,12 +52,19 @@ static void header(struct out *o, const struct analysis *a, const struct report_
         out_printf(o, "  - %s: %s\n", a->notes[i].what, a->notes[i].why);
 }
 
+/* What a group's replays are called. */
+static const char *replays_word(const struct group *g)
+{
+    return g->eager ? "windows" : "replays";
+}
+
 static void spans(struct out *o, const struct group *g)
 {
     put_us(o, "  span: mean ", mean(g->span_sum, g->replays));
     put_us(o, ", min ", g->span_min);
     put_us(o, ", max ", g->span_max);
-    put_us(o, "; idle inside replays: mean ", mean(g->idle_sum, g->replays));
+    out_printf(o, "; idle inside %s", replays_word(g));
+    put_us(o, ": mean ", mean(g->idle_sum, g->replays));
     out_printf(o, "\n");
 }
 
@@ -66,18 +81,19 @@ static void occupancy(struct out *o, const struct analysis *a, const struct grou
 
 static void pairs(struct out *o, const struct analysis *a, const struct group *g)
 {
-    char lane[64], an[80], bn[80];
+    char lane[64], an[120], bn[120];
     size_t shown = 0;
     if (g->n_pairs == 0)
         return;
-    out_printf(o, "  false dependencies (no path in the graph; B was ready earlier):\n");
+    out_printf(o, "  false dependencies (no path in the %s; B was ready earlier):\n",
+               g->eager ? "window's stream order and events" : "graph");
     for (; shown < g->n_pairs && shown < PAIRS_SHOWN; shown++) {
         const struct pair_stat *p = &g->pairs[shown];
-        shorten(an, sizeof an, node_name(a, g->g, p->a_node), 40);
-        shorten(bn, sizeof bn, node_name(a, g->g, p->b_node), 40);
+        node_label(a, g->g, p->a_node, 40, an, sizeof an);
+        node_label(a, g->g, p->b_node, 40, bn, sizeof bn);
         lane_name(a, &p->lane, lane, sizeof lane);
-        out_printf(o, "    #%u %s -> #%u %s on %s: %u/%u replays", p->a_node, an,
-                   p->b_node, bn, lane, p->count, g->replays);
+        out_printf(o, "    %s -> %s on %s: %u/%u %s", an, bn, lane, p->count, g->replays,
+                   replays_word(g));
         put_us(o, ", B waited ", mean(p->wait_sum, p->count));
         out_printf(o, " mean\n");
     }
@@ -89,17 +105,19 @@ static void serializations(struct out *o, const struct analysis *a, const struct
 {
     if (!a->by_channel)
         return;
-    out_printf(o, "  serializations (B started within epsilon of A's end on A's channel): ");
+    out_printf(o, "  serializations (B started within epsilon of A's end, or queued behind A, on "
+               "A's channel): ");
     for (int c = 0; c < SER_CLASSES; c++)
         if (c != SER_UNKNOWN || g->n_cls[c] > 0)
             out_printf(o, "%s%llu %s", c ? ", " : "", (unsigned long long)g->n_cls[c],
                        ser_class_name(c));
-    out_printf(o, " (per replay: %.2f false)\n",
+    out_printf(o, " (per %s: %.2f false)\n", g->eager ? "window" : "replay",
                g->replays ? (double)g->n_cls[SER_FALSE] / g->replays : 0.0);
 }
 
 static void estimate(struct out *o, const struct group *g)
 {
+    const char *per = g->eager ? "window" : "replay";
     int64_t span = mean(g->span_sum, g->replays), cp = mean(g->cp_sum, g->n_cp);
     if (g->n_cp == 0)
         return;
@@ -112,12 +130,13 @@ static void estimate(struct out *o, const struct group *g)
         out_printf(o, " (%.1f%%)\n", pct(span - est, span));
     }
     out_printf(o, "  delayed starts (more than epsilon after the node was ready): %.2f per "
-               "replay\n", g->replays ? (double)g->delayed / g->replays : 0.0);
+               "%s\n", g->replays ? (double)g->delayed / g->replays : 0.0, per);
 }
 
-static void replay_line(struct out *o, const struct analysis *a, const struct replay *r)
+static void replay_line(struct out *o, const struct analysis *a, const struct group *g,
+                        const struct replay *r)
 {
-    out_printf(o, "    correlation %lld", (long long)r->corr);
+    out_printf(o, "    %scorrelation %lld", g->eager ? "from " : "", (long long)r->corr);
     put_us(o, " at ", r->t0);
     put_us(o, ": span ", r->span);
     out_printf(o, ", %u records on %u lanes", r->count, r->lanes);
@@ -136,6 +155,12 @@ static void replay_line(struct out *o, const struct analysis *a, const struct re
 static void group_title(struct out *o, const struct analysis *a, const struct group *g)
 {
     char name[80];
+    if (g->eager) {
+        out_printf(o, "\neager window %016llx: %u windows, %u records on %u streams, %u edges "
+                   "(device %d)\n", (unsigned long long)g->id, g->replays, g->g->n, g->streams,
+                   g->g->m, (int)g->device);
+        return;
+    }
     if (g->by_graph) {
         out_printf(o, "\nexec graph %llu: %u replays", (unsigned long long)g->id, g->replays);
         if (g->g != NULL)
@@ -161,10 +186,10 @@ static void group_text(struct out *o, const struct analysis *a, const struct gro
     occupancy(o, a, g);
     estimate(o, g);
     if (opt->replays_shown > 0)
-        out_printf(o, "  replays (first %u of %u):\n", opt->replays_shown < g->replays
-                   ? opt->replays_shown : g->replays, g->replays);
+        out_printf(o, "  %s (first %u of %u):\n", replays_word(g), opt->replays_shown
+                   < g->replays ? opt->replays_shown : g->replays, g->replays);
     for (uint32_t i = 0; i < g->replays && i < opt->replays_shown; i++)
-        replay_line(o, a, &a->replays[g->first_replay + i]);
+        replay_line(o, a, g, &a->replays[g->first_replay + i]);
 }
 
 static void lanes_text(struct out *o, const struct analysis *a)

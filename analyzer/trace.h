@@ -1,5 +1,7 @@
 /* trace.h -- what the analyzer keeps of a Chrome trace: one compact record per GPU
- * activity (kernel, memcpy, memset), and what it learnt about the file. */
+ * activity (kernel, memcpy, memset), the stream-order records of section 1d (event
+ * records, stream waits, host synchronizations, stream_info), the driver calls'
+ * return times, and what it learnt about the file. */
 #ifndef AGA_TRACE_H
 #define AGA_TRACE_H
 
@@ -33,6 +35,29 @@ struct kev {
 /* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
 #define TRACE_TIME_MAX (INT64_C(1) << 61)
 
+/* Section 1d: a stream-order record that has a correlation. */
+enum order_kind { ORDER_EVENT_RECORD, ORDER_STREAM_WAIT, ORDER_HOST_SYNC };
+enum order_flag { ORDER_HAS_STREAM = 1, ORDER_HAS_SYNC_ID = 2 };
+
+struct order_rec {
+    int64_t corr, stream;
+    uint64_t sync_id;
+    int32_t device;         /* args "device", else pid, else 0 */
+    uint8_t kind, flags;
+};
+
+/* Section 1d: a stream created while tracing ("ph":"M", "name":"stream_info"). */
+struct stream_info {
+    int64_t stream;
+    int32_t device;
+    uint8_t non_blocking;   /* flags "non_blocking"; "default" or absent: 0 */
+};
+
+/* An API call ("cat":"cuda_driver" or "cuda_runtime"): its end is when its work was submitted. */
+struct api_call {
+    int64_t corr, end;
+};
+
 enum trace_source { SRC_CHROME, SRC_KINETO, SRC_AUTOGRAPH };
 
 /* Where an annotation can add events: before the byte at insert_at (the closing ']'
@@ -44,17 +69,22 @@ struct trace {
     struct strtab strs;
     struct kev *ev;
     size_t n, cap;
+    struct order_rec *ord;
+    size_t n_ord, cap_ord;
+    struct stream_info *sinfo;
+    size_t n_sinfo, cap_sinfo;
+    struct api_call *api;
+    size_t n_api, cap_api;
     uint64_t events;            /* every event read */
     uint64_t bytes, raw_bytes;  /* decompressed bytes, bytes of the file */
     int gzip;
-    /* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
-#define TRACE_TIME_MAX (INT64_C(1) << 61)
-
-enum trace_source source;
+    enum trace_source source;
     uint64_t insert_at;
     enum insert_kind insert_kind;
     int insert_comma;           /* the array or object already has members */
     uint64_t with_graph, with_node, with_channel, with_corr;   /* GPU records with keys */
+    uint64_t with_order;        /* section 1d records (stream_info included) */
+    uint64_t order_no_corr;     /* section 1d records without a correlation (unused) */
 };
 
 void trace_init(struct trace *t, const char *path);
@@ -65,10 +95,7 @@ int trace_read(struct trace *t, struct input *in, char *err, size_t errsize);
 /* The same, opening the file (plain or gzip). */
 int trace_read_file(struct trace *t, const char *path, char *err, size_t errsize);
 
-const char *trace_source_name(/* |ts| and dur of a GPU record, in ns (about 73 years): sums of a few stay in range. */
-#define TRACE_TIME_MAX (INT64_C(1) << 61)
-
-enum trace_source s);
+const char *trace_source_name(enum trace_source s);
 const char *kev_kind_name(int kind);
 
 #endif

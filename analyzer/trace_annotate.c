@@ -1,7 +1,8 @@
 /* trace_annotate.c -- the input trace copied byte for byte, with flow events added
  * to its traceEvents (analyzer/FORMAT.md, "Annotated trace"): an arrow from A to B
  * ("ph":"s" on A, "ph":"f" with "bp":"e" on B, sharing id, cat and name) for every
- * graph dependency between two records of a replay (cat autograph.true_dependency)
+ * graph dependency between two records of a replay, or edge of an eager window
+ * (cat autograph.true_dependency)
  * and every false dependency (cat autograph.false_dependency). */
 #include "report.h"
 
@@ -54,13 +55,14 @@ static void flow(struct flows *f, const char *cat, uint32_t from, uint32_t to)
     flow_end(f, "f", cat, to);
 }
 
-/* Graph dependencies between records of one replay (through untimed nodes). */
+/* Graph dependencies between records of one replay (through untimed nodes); an eager
+ * window's edges. */
 static void true_flows(struct flows *f, const struct replay *r, const struct graph *g,
                        int32_t *node_rec)
 {
     const struct analysis *a = f->a;
     for (uint32_t i = 0; i < r->count; i++) {
-        long v = graph_find_node(g, a->t->ev[a->order[r->first + i]].node_id);
+        long v = replay_node(a, r, g, i);
         if (v >= 0 && g->nodes[v].timed && node_rec[v] < 0)
             node_rec[v] = (int32_t)a->order[r->first + i];
     }
@@ -69,7 +71,7 @@ static void true_flows(struct flows *f, const struct replay *r, const struct gra
             if (node_rec[g->tp[k]] >= 0)
                 flow(f, CAT_TRUE, (uint32_t)node_rec[g->tp[k]], (uint32_t)node_rec[v]);
     for (uint32_t i = 0; i < r->count; i++) {
-        long v = graph_find_node(g, a->t->ev[a->order[r->first + i]].node_id);
+        long v = replay_node(a, r, g, i);
         if (v >= 0)
             node_rec[v] = -1;
     }

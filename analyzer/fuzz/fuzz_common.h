@@ -1,11 +1,13 @@
 /* fuzz_common.h -- shared by the libFuzzer targets: run the analysis and every report
  * (text, JSON, DOT, SVG, annotated trace) into memory, so that the whole pipeline is
  * fuzzed, not only the readers.  Read buffers are tiny and vary with the input's
- * length, so tokens cross block boundaries everywhere. */
+ * length, so tokens cross block boundaries everywhere; so does the eager window
+ * limit (a third of the inputs cut windows after 2 to 6 records). */
 #ifndef AGA_FUZZ_COMMON_H
 #define AGA_FUZZ_COMMON_H
 
 #include "analysis.h"
+#include "eager.h"
 #include "graph_read.h"
 #include "input.h"
 #include "json_stream.h"
@@ -42,6 +44,7 @@ static void fuzz_sizes(size_t n)
 {
     js_set_buffer_size(1 + n % 13);
     input_set_chunk(2 + n % 7);
+    eager_set_window_max(n % 3 ? 0 : 2 + (uint32_t)(n % 5));
 }
 
 static void fuzz_reports(const struct analysis *a, const void *trace_data, size_t trace_size)

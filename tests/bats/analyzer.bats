@@ -10,12 +10,21 @@
 #   - reading one byte at a time gives the same report (block boundaries)
 #   - property test: random DAGs and channel schedules (tests/analyzer/prop_deps.py)
 #   - traces the H100 produced (tests/analyzer/h100/): the shim's, PyTorch's profiler
-# Needs: build/autograph-analyze (make), python3, gzip.
+#   - eager windows (FORMAT.md 1d, section 3): simulated eager programs
+#     (tests/analyzer/gen_eager.py): false / true / implicit (legacy stream) orders,
+#     host syncs, grouping by shape, sub-windows, malformed section 1d values, outputs,
+#     and a property test against the simulation
+# Needs: build/autograph-analyze (make), python3, gzip.  Honours AG_TEST_ROOT, so the
+# sanitizer suites (make asan, tsan, memcheck) run it against their build.
 
 setup_file() {
     export TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-    export AN="$TOP/build/autograph-analyze"
+    # AG_TEST_ROOT (tests/run.sh): the build under test, e.g. make asan's
+    export AN="${AG_TEST_ROOT:-$TOP}/build/autograph-analyze"
     export FIX="$TOP/tests/analyzer"
+    export GEN="$TOP/tests/analyzer/gen_eager.py"
+    # property tests: fewer cases against a sanitizer build (each run is much slower)
+    export PROP_CASES=$([ -n "${AG_TEST_ROOT:-}" ] && echo 100 || echo 300)
 }
 
 setup() {
@@ -86,7 +95,10 @@ one_error_line() {
     [[ "$output" == *"span: mean 42.000 us, min 28.000 us, max 56.000 us"* ]]
     [[ "$output" == *"device 0 stream 143"* ]]
     [[ "$output" == *"idle 10.000 us (1 gaps > epsilon)"* ]]
-    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["lanes"], len(r["cannot_decide"]), r["replays_by_graph"]')" = "('stream', 1, False)" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["lanes"], len(r["cannot_decide"]), r["replays_by_graph"]')" = "('stream', 2, False)" ]
+    # eager records on streams 7, 143 and 144, and no section 1d records
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" 'r["cannot_decide"][1]["what"]')" = "true or false dependencies of eager multi-stream records" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/r.json" '"eager_windows" in r')" = "False" ]
 }
 
 @test "analyzer: graph keys without channel: no serializations, critical path still reported" {
@@ -244,10 +256,10 @@ EOF
 }
 
 @test "analyzer: property test: no false dependency between nodes that have a path (random DAGs)" {
-    run python3 "$FIX/prop_deps.py" "$AN" --cases 300 --seed 11
+    run python3 "$FIX/prop_deps.py" "$AN" --cases "$PROP_CASES" --seed 11
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"300 cases"*": ok"* ]]
+    [[ "$output" == *"$PROP_CASES cases"*": ok"* ]]
 }
 
 @test "analyzer: generated Kineto trace (2 MB, graph keys and channels) with its graph files" {
@@ -280,6 +292,28 @@ EOF
     "$AN" "$FIX/h100/branches_c1.json.gz" | grep -q 'channel occupancy (busy / replay span): device 0 channel 0 [0-9.]*%$'
 }
 
+# The shim's trace (AUTOGRAPH=off, so eager; section 1d records) of the same program,
+# 10 timed iterations, kernels of ~36 us: with 1 connection all 16 streams share
+# channel 0, each stream's first kernel is queued behind the previous stream's second
+# (15 per window); with 8 connections the host's submission is slower than the
+# channels (no false dependency).
+@test "analyzer: H100 eager traces (16 streams; 1 and 8 connections): queued false dependencies with 1 connection only, none with a path" {
+    local c
+    for c in 1 8; do
+        run "$AN" --json "$BATS_TEST_TMPDIR/e$c.json" "$FIX/h100/eager_c$c.json.gz"
+        echo "$output" | grep -E '^eager|serializations' | head -n 6
+        [ "$status" -eq 0 ]
+        run python3 "$TOP/scripts/trace_check.py" eagerdeps "$FIX/h100/eager_c$c.json.gz" \
+            "$BATS_TEST_TMPDIR/e$c.json"
+        echo "$output"
+        [ "$status" -eq 0 ]
+    done
+    json_get "$BATS_TEST_TMPDIR/e1.json" 'sorted({s["kind"] for g in r["groups"] for p in g["replays"] for s in p["serializations"] if s["class"] == "false"})'
+    [ "$(json_get "$BATS_TEST_TMPDIR/e1.json" 'sorted({s["kind"] for g in r["groups"] for p in g["replays"] for s in p["serializations"] if s["class"] == "false"})')" = "['queued']" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/e1.json" 'max(g["serializations"]["false"] / g["replay_count"] for g in r["groups"])')" = "15.0" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/e8.json" 'sum(g["serializations"]["false"] for g in r["groups"])')" -eq 0 ]
+}
+
 @test "analyzer: H100 PyTorch profiler traces (model and loop): degraded report, says what it cannot decide, lanes" {
     local t
     for t in torch_model torch_loop; do
@@ -291,4 +325,182 @@ EOF
         echo "$output" | grep -q 'no GPU record has "graph id" and "graph node id"'
         echo "$output" | grep -q '^  device 0 stream [0-9]*: [0-9]* records'
     done
+}
+
+# ---- eager windows (analyzer/FORMAT.md, section 1d and "Eager windows") -------------
+# tests/analyzer/gen_eager.py simulates the program: kernel A (stream 14, 20 us), then
+# B (stream 15), both on channel 3 (FIFO), so B starts exactly at A's end.
+
+# eager_sers FILE: "class from_corr->to_corr from_stream->to_stream" per serialization
+eager_sers() {
+    json_get "$1" '" ".join("%s %d->%d %d->%d" % (s["class"], s["from_correlation"], s["to_correlation"], s["from_stream"], s["to_stream"]) for g in r["groups"] if "eager_window" in g for x in g["replays"] for s in x["serializations"])'
+}
+
+@test "analyzer: eager window: B on stream 15 starts at A's end on one channel, no event edge: 1 false" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" two_streams
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"eager window "*": 1 windows, 2 records on 2 streams, 0 edges (device 0)"* ]]
+    [[ "$output" == *"0 true, 1 false, 0 ambiguous"* ]]
+    [[ "$output" == *"#0 [stream 14] producer_a -> #1 [stream 15] consumer_b on device 0 channel 3: 1/1 windows, B waited 16.000 us mean"* ]]
+    [[ "$output" == *"estimated span without false dependencies: mean 20.000 us; gain 5.000 us"* ]]
+    [[ "$output" != *"cannot decide"* ]]
+    [ "$(eager_sers "$d/r.json")" = "false 101->102 14->15" ]
+    [ "$(json_get "$d/r.json" 'r["groups"][0]["eager_window"]["records"], r["groups"][0]["eager_window"]["streams"], "graph_file" in r["groups"][0]')" = "(2, 2, False)" ]
+    [ "$(json_get "$d/r.json" 'r["eager_windows"]')" = "{'windows': 1, 'groups': 1, 'records': 2, 'host_syncs': 0, 'event_edges': 0, 'implicit_edges': 0}" ]
+}
+
+@test "analyzer: eager window: the same with an event record on 14 and a wait on 15 between them: true" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" two_streams --wait
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"1 true, 0 false, 0 ambiguous"* ]]
+    [ "$(eager_sers "$d/r.json")" = "true 101->104 14->15" ]
+    [ "$(json_get "$d/r.json" 'r["eager_windows"]["event_edges"], r["groups"][0]["eager_window"]["edges"]')" = "(1, 1)" ]
+}
+
+@test "analyzer: eager window: streams without stream_info (legacy default stream) are never false" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" two_streams --legacy
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"1 true, 0 false, 0 ambiguous"* ]]
+    [[ "$output" == *"2 streams with eager records have no stream_info"* ]]
+    [ "$(eager_sers "$d/r.json")" = "true 101->102 14->15" ]
+    [ "$(json_get "$d/r.json" 'r["eager_windows"]["implicit_edges"]')" = "1" ]
+}
+
+@test "analyzer: eager windows: host synchronizations split them" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" syncs
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"eager windows: 3 windows of 5 records in 3 shapes; 2 host syncs"* ]]
+    [ "$(json_get "$d/r.json" 'sorted((x["correlation"], x["records"]) for g in r["groups"] for x in g["replays"])')" = "[(101, 2), (104, 2), (107, 1)]" ]
+    # A -> B is the only false one; C and D (after the sync) are not compared with them
+    [ "$(eager_sers "$d/r.json" | tr ' ' '\n' | grep -c '^false$')" -eq 1 ]
+}
+
+@test "analyzer: eager windows of one shape form one group, counted; another shape another" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" repeat --n 5
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *": 5 windows, 2 records on 2 streams, 0 edges (device 0)"* ]]
+    [[ "$output" == *": 5/5 windows, B waited 16.000 us mean"* ]]
+    [ "$(json_get "$d/r.json" '[(g["replay_count"], g["serializations"]["false"]) for g in r["groups"]]')" = "[(5, 5)]" ]
+    python3 "$GEN" scenario "$d/t2.json" repeat --n 6 --every 3
+    "$AN" -q --json "$d/r2.json" "$d/t2.json"
+    [ "$(json_get "$d/r2.json" '[(g["replay_count"], g["eager_window"]["edges"], g["serializations"]["false"], g["serializations"]["true"]) for g in r["groups"]]')" = "[(4, 0, 4, 0), (2, 1, 0, 2)]" ]
+    [ "$(json_get "$d/r2.json" 'r["eager_windows"]["windows"], r["eager_windows"]["groups"]')" = "(6, 2)" ]
+}
+
+@test "analyzer: a long eager trace without host syncs is cut into sub-windows" {
+    local d="$BATS_TEST_TMPDIR"
+    # 1000 records on two streams, each queued back to back: 998 true serializations in
+    # one window; cut after 300 records, 4 windows and 2 fewer per cut
+    python3 "$GEN" scenario "$d/t.json" long --n 1000
+    "$AN" -q --json "$d/one.json" "$d/t.json"
+    [ "$(json_get "$d/one.json" 'r["eager_windows"]["windows"], sum(g["serializations"]["true"] for g in r["groups"])')" = "(1, 998)" ]
+    run "$AN" --window-max 300 --json "$d/r.json" "$d/t.json"
+    echo "$output" | head -n 12
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"3 times an eager window reached 300 records"* ]]
+    [ "$(json_get "$d/r.json" '[x["records"] for g in r["groups"] for x in g["replays"]], sum(g["serializations"]["true"] for g in r["groups"]), sum(g["serializations"]["false"] for g in r["groups"])')" = "([300, 300, 300, 100], 992, 0)" ]
+    # the default limit: 65536 records
+    python3 "$GEN" scenario "$d/l.json" long --n 66000 --no-driver
+    "$AN" -q --json "$d/l.out.json" "$d/l.json"
+    [ "$(json_get "$d/l.out.json" 'sorted(x["records"] for g in r["groups"] for x in g["replays"])')" = "[464, 65536]" ]
+}
+
+@test "analyzer: eager multi-stream records without section 1d records: cannot decide, says why" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" two_streams --no-order
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"eager multi-stream records cannot be classified"* ]]
+    [[ "$output" == *"AUTOGRAPH_TRACE"* ]]
+    [[ "$output" != *"eager window"* ]]
+    [ "$(json_get "$d/r.json" '"eager_windows" in r, [n["what"] for n in r["cannot_decide"]][-1]')" = "(False, 'true or false dependencies of eager multi-stream records')" ]
+}
+
+@test "analyzer: malformed section 1d values: one line with the byte offset, exit 1; unused keys ignored" {
+    local d="$BATS_TEST_TMPDIR" kind want off phrase
+    for kind in wait_sync_id record_corr info_flags info_stream sync_event driver_dur; do
+        want=$(python3 "$GEN" malformed "$d/$kind.json" "$kind")
+        off=${want%%$'\t'*} phrase=${want#*$'\t'}
+        one_error_line "$d/$kind.json: byte $off:" "$phrase" "$d/$kind.json"
+    done
+    for kind in ignored_graph_id ignored_sync_id ignored_unknown_sync; do
+        [ "$(python3 "$GEN" malformed "$d/$kind.json" "$kind")" = "-" ]
+        run "$AN" -q "$d/$kind.json"
+        echo "$kind: $output"
+        [ "$status" -eq 0 ]
+    done
+}
+
+@test "analyzer: eager windows in DOT, built-in SVG and the annotated trace" {
+    local d="$BATS_TEST_TMPDIR"
+    python3 "$GEN" scenario "$d/t.json" repeat --n 6 --every 3
+    run "$AN" -q --dot "$d/g.dot" --svg "$d/g.svg" --svg-engine builtin --annotate "$d/ann.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    cat "$d/g.dot"
+    [ "$(grep -c '^  subgraph cluster_' "$d/g.dot")" -eq 2 ]
+    grep -q 'label="eager window [0-9a-f]\{16\} (device 0): 2 records on 2 streams, 0 edges, 4 windows in the trace"' "$d/g.dot"
+    grep -qF 'g0_n0 [label="#0 [stream 14] producer_a"]' "$d/g.dot"
+    [ "$(grep -c 'color=red, fontcolor=red, style=dashed' "$d/g.dot")" -eq 1 ]
+    grep -q 'label="false 4/4' "$d/g.dot"
+    [ "$(grep -cE '^    g1_n0 -> g1_n1;$' "$d/g.dot")" -eq 1 ]
+    python3 - "$d/g.svg" "$d/t.json" "$d/ann.json" <<'EOF'
+import collections, json, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+false = [g for g in root.iter(ns + "g") if g.get("class") == "false-dependency"]
+assert len(false) == 1, len(false)
+orig, ann = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+ev = ann["traceEvents"]
+assert ev[:len(orig["traceEvents"])] == orig["traceEvents"]
+flows = collections.Counter(e["cat"] for e in ev[len(orig["traceEvents"]):] if e["ph"] == "s")
+print(flows)
+assert flows == {"autograph.false_dependency": 4, "autograph.true_dependency": 2}, flows
+EOF
+}
+
+@test "analyzer: eager trace read 1, 2 or 7 bytes at a time gives the same report" {
+    local d="$BATS_TEST_TMPDIR" b
+    python3 "$GEN" scenario "$d/t.json" repeat --n 4 --every 2
+    "$AN" -q --json "$d/ref.json" "$d/t.json"
+    for b in 1 2 7; do
+        "$AN" -q --read-buffer "$b" --json "$d/b$b.json" "$d/t.json"
+        cmp "$d/ref.json" "$d/b$b.json"
+    done
+}
+
+@test "analyzer: eager property test: classes match the simulated program (random streams, events, syncs, sub-windows)" {
+    run python3 "$GEN" prop "$AN" --cases "$PROP_CASES" --seed 7
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$PROP_CASES cases ("*" exact), "*": ok"* ]]
+}
+
+@test "analyzer: eager records and a graph launch: only a graph that had ended can hold a record back" {
+    local d="$BATS_TEST_TMPDIR"
+    # A (stream 14) -> graph G on 14 -> B (14); C (stream 16) shares channel 3 with A and
+    # B: A -> C is false (C was ready long before A ended); C -> B is ambiguous (B may
+    # have waited for G, whose record names an internal stream, and G ended as C did)
+    python3 "$GEN" scenario "$d/t.json" graph_between
+    run "$AN" --json "$d/r.json" "$d/t.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(eager_sers "$d/r.json")" = "false 101->103 14->16 ambiguous 103->104 16->14" ]
+    [[ "$output" == *"exec graph 7: 1 replays, no graph file"* ]]
 }
