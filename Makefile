@@ -1,6 +1,7 @@
 # Makefile -- libautograph: build, test, bench, install.
 #
-#   make              build build/libautograph.so (installs missing Debian packages first)
+#   make              build build/libautograph.so and build/autograph, the command
+#                     (installs missing Debian packages first)
 #   make test         the one test command: unit, simulator and bats suites; GPU suite on a GPU
 #   make bench        benchmarks on a GPU machine (tables on stdout)
 #   make asan / tsan / memcheck   the unit and simulator suites under sanitizers
@@ -31,10 +32,14 @@ SHIM_SRCS := $(sort $(wildcard shim/*.c))
 SHIM_ASMS := $(sort $(wildcard shim/*.S))
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/%.o) $(SHIM_ASMS:%.S=$(BUILD)/%.o)
 GEN_SIGS  := $(BUILD)/gen/entry_signatures.h
+# the autograph command (run, compare, report): C11, scripts/autograph/
+CLI       := $(BUILD)/autograph
+CLI_SRCS  := $(sort $(wildcard scripts/autograph/*.c))
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps test bench carry install uninstall clean
-all: $(SHIM_LIB)
+all: $(SHIM_LIB) $(CLI)
 
 # One setup step: installs missing Debian packages (uthash-dev, bats) or says how.
 deps: $(DEPS_OK)
@@ -47,7 +52,7 @@ $(GEN_SIGS): shim/entry_points.def scripts/gen_signatures.py | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(PYTHON) scripts/gen_signatures.py $(CC) -E -I$(CUDA_HOME)/include -- $< $@
 
-$(BUILD)/shim/%.o: shim/%.c $(GEN_SIGS) $(wildcard shim/*.h) shim/entry_points.def
+$(BUILD)/shim/%.o: shim/%.c $(GEN_SIGS) $(wildcard shim/*.h) $(wildcard shim/*.def)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
@@ -58,6 +63,15 @@ $(BUILD)/shim/%.o: shim/%.S
 $(SHIM_LIB): $(SHIM_OBJS)
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libautograph.so -o $@ $^ $(LDLIBS_SHIM)
 
+# The command includes the shim's list of switch names (shim/switches.def), nothing else.
+$(BUILD)/scripts/autograph/%.o: scripts/autograph/%.c $(wildcard scripts/autograph/*.h) \
+                                shim/switches.def
+	@mkdir -p $(dir $@)
+	$(CC) -Ishim -D_GNU_SOURCE $(CFLAGS) -c $< -o $@
+
+$(CLI): $(CLI_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ -lm
+
 # Test orchestration: tests/run.sh runs every suite and prints one closing line.
 test: all
 	@tests/run.sh
@@ -65,13 +79,18 @@ test: all
 carry:
 	@scripts/make-carry.sh $(CARRY)
 
+# PREFIX/bin/autograph finds PREFIX/lib/libautograph.so and PREFIX/bin/autograph-analyze.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(SHIM_LIB) $(DESTDIR)$(PREFIX)/lib/libautograph.so
 	install -m 0644 include/autograph.h $(DESTDIR)$(PREFIX)/include/autograph.h
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/autograph
+	if [ -x $(BUILD)/autograph-analyze ]; then \
+	    install -m 0755 $(BUILD)/autograph-analyze $(DESTDIR)$(PREFIX)/bin/autograph-analyze; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/libautograph.so $(DESTDIR)$(PREFIX)/include/autograph.h
+	rm -f $(DESTDIR)$(PREFIX)/lib/libautograph.so $(DESTDIR)$(PREFIX)/include/autograph.h \
+	      $(DESTDIR)$(PREFIX)/bin/autograph $(DESTDIR)$(PREFIX)/bin/autograph-analyze
 
 clean:
 	rm -rf $(BUILD)

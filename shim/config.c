@@ -57,12 +57,9 @@ static const struct int_switch int_switches[] = {
 };
 
 static const char *const known_names[] = {
-    "AUTOGRAPH", "AUTOGRAPH_SUMMARY", "AUTOGRAPH_SUMMARY_FILE", "AUTOGRAPH_LOG",
-    "AUTOGRAPH_EXPLAIN", "AUTOGRAPH_WARMUP", "AUTOGRAPH_MIN_OPS", "AUTOGRAPH_CHUNK",
-    "AUTOGRAPH_CHUNK_MAX", "AUTOGRAPH_VARIANTS", "AUTOGRAPH_PERIOD_MIN",
-    "AUTOGRAPH_LIGHT_AFTER", "AUTOGRAPH_SKIM_AFTER", "AUTOGRAPH_CHECK_LIVENESS", "AUTOGRAPH_CAPTURE_MODE",
-    "AUTOGRAPH_INJECT_FAULTS", "AUTOGRAPH_KEEP_GRAPH", "AUTOGRAPH_MAX_GRAPHS",
-    "AUTOGRAPH_MAX_GRAPH_MB", "AUTOGRAPH_DEBUG_DUMP", "AUTOGRAPH_PLUGIN", "AUTOGRAPH_TRACE",
+#define AG_SWITCH(name) #name,
+#include "switches.def"
+#undef AG_SWITCH
     NULL,
 };
 
@@ -180,6 +177,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by engine_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */
+    out->timing = nonempty(get("AUTOGRAPH_TIMING"));           /* opened by timing.c */
     check_unknown_names(environment);
 }
 

@@ -35,6 +35,7 @@ struct ag_config {
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
     const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */
     const char *trace;              /* AUTOGRAPH_TRACE: CUPTI trace file, %p = pid (NULL: none) */
+    const char *timing;             /* AUTOGRAPH_TIMING: window latencies file, %p = pid (NULL: none) */
 };
 
 /* The parsed configuration; parses the environment on first use. */
@@ -44,8 +45,8 @@ const struct ag_config *ag_config(void);
 void ag_config_parse(struct ag_config *out, const char *(*get)(const char *name),
                      char **environment);
 
-/* `pattern` with every %p replaced by the pid (AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_TRACE:
- * forked children write files of their own); truncated to `size`. */
+/* `pattern` with every %p replaced by the pid (AUTOGRAPH_SUMMARY_FILE, AUTOGRAPH_TRACE,
+ * AUTOGRAPH_TIMING: forked children write files of their own); truncated to `size`. */
 void ag_expand_pid(char *dst, size_t size, const char *pattern);
 
 #endif

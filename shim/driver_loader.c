@@ -13,6 +13,7 @@
 #include "config.h"
 #include "counters.h"
 #include "log.h"
+#include "timing.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -103,8 +104,10 @@ int ag_driver_ensure(const void *hint)
     int state = __atomic_load_n(&driver_state, __ATOMIC_ACQUIRE);
     if (state == 1)
         return 1;
-    if (!__atomic_exchange_n(&driver_used, 1, __ATOMIC_RELAXED))
-        (void)ag_config();      /* bad AUTOGRAPH_* values are reported now, once */
+    if (!__atomic_exchange_n(&driver_used, 1, __ATOMIC_RELAXED)) {
+        const struct ag_config *cfg = ag_config();  /* bad values are reported now, once */
+        ag_timing_start(cfg->timing, cfg->mode == AG_MODE_ON);
+    }
     if (loading || !worth_loading(state, hint))
         return 0;
     pthread_mutex_lock(&load_lock);

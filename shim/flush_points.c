@@ -113,8 +113,13 @@ static unsigned policy_of(const char *name, int cls)
     }
 }
 
+unsigned ag_flush_policy(int entry)
+{
+    return policy_of(ag_entry_name[entry], ag_entry_class[entry]);
+}
+
 void ag_flush_points_init(void)
 {
     for (int id = 0; id < AG_EP_COUNT; id++)
-        ag_call_policy[id] = (unsigned short)policy_of(ag_entry_name[id], ag_entry_class[id]);
+        ag_call_policy[id] = (unsigned short)ag_flush_policy(id);
 }

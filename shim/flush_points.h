@@ -47,6 +47,10 @@ extern _Atomic unsigned short ag_call_policy[];
 
 void ag_flush_points_init(void);
 
+/* The policy of entry point `entry` (what ag_flush_points_init puts in the table), for
+ * AUTOGRAPH_TIMING (timing.c), which needs it with the engine off as well. */
+unsigned ag_flush_policy(int entry);
+
 /* Short name of a reason, as written in the exit summary ("sync", "query", ...). */
 const char *ag_flush_reason_name(enum ag_flush_reason reason);
 

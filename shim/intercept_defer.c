@@ -8,7 +8,8 @@
  * wrapper just forwards.  When the engine records light (engine.c) the call is
  * recorded light first, and again in full if the engine asks for it.  Also here:
  * starting the engine with the CUDA backend (and AUTOGRAPH_TRACE, just after it), and
- * the hooks that the forwarding wrappers call at flush points.
+ * the hooks that the forwarding wrappers call at flush points.  AUTOGRAPH_TIMING
+ * (timing.c) sees every call: held back, or passed with its time inside the driver.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -232,13 +233,14 @@ static inline int fast_none(struct ag_op *op, int id, ...)
 #define AG_RECORD(kind, sym) AG_RECORD_CALL(AG_RECORDER_##kind, sym, AG_ARGS_##sym)
 #define AG_FAST(kind, sym) AG_RECORD_CALL(AG_FAST_##kind, sym, AG_ARGS_##sym)
 
-#define AG_DEFER(sym, kind)                                                    \
-    AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
-    {                                                                          \
+/* The body of a recordable call's wrapper; TIMED (a constant) adds AUTOGRAPH_TIMING's
+ * clock reads: at entry, and around the driver's function (timing.h). */
+#define AG_DEFER_BODY(sym, kind, TIMED)                                        \
         CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
         CUresult result;                                                       \
         struct ag_op op;                                                       \
         int how = AG_PASS;                                                     \
+        uint64_t t_in = TIMED ? ag_timing_now() : 0;                           \
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
         if (engine_wanted()) {                                                 \
@@ -253,16 +255,37 @@ static inline int fast_none(struct ag_op *op, int id, ...)
             }                                                                  \
         }                                                                      \
         if (how == AG_HELD) {                                                  \
+            if (TIMED)                                                         \
+                ag_timing_held(t_in);                                          \
             ag_count_call(AG_EP_##sym, 0);                                     \
             return CUDA_SUCCESS;                                               \
         }                                                                      \
-        result = real AG_ARGS_##sym;                                           \
+        if (TIMED) {                                                           \
+            uint64_t t_call = ag_timing_now();                                 \
+            result = real AG_ARGS_##sym;                                       \
+            ag_timing_submit(t_in, t_call, ag_timing_now());                   \
+        } else {                                                               \
+            result = real AG_ARGS_##sym;                                       \
+        }                                                                      \
         if (how == AG_EAGER)                                                   \
             ag_engine_done(&op, result);                                       \
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
         ag_call_done(AG_EP_##sym, result);                                     \
-        return result;                                                         \
+        return result;
+
+/* Two copies of the body: the exported wrapper, whose one branch on AUTOGRAPH_TIMING
+ * sends timed calls to the static copy with the clock reads. */
+#define AG_DEFER(sym, kind)                                                    \
+    static CUresult sym##_timed AG_PARAMS_##sym                                \
+    {                                                                          \
+        AG_DEFER_BODY(sym, kind, 1)                                            \
+    }                                                                          \
+    AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
+    {                                                                          \
+        if (__builtin_expect(ag_timing_role[AG_EP_##sym] != AG_TIMING_NONE, 0)) \
+            return sym##_timed AG_ARGS_##sym;                                  \
+        AG_DEFER_BODY(sym, kind, 0)                                            \
     }
 
 #include "record_points.def"

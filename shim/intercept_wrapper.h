@@ -3,7 +3,8 @@
  * AG_WRAPPER(attrs, sym, BEFORE, AFTER) defines the exported function `sym` with
  * the exact prototype cuda.h gives it (entry_signatures.h): it finds the driver's
  * own function, lets the engine issue held work first when the entry has a flush
- * policy (flush_points.c), runs BEFORE, makes the call, runs AFTER (which sees
+ * policy (flush_points.c), runs BEFORE, makes the call (timed for AUTOGRAPH_TIMING
+ * when the entry submits work or waits for it: timing.h), runs AFTER (which sees
  * `result`), tells the engine about the program's own captures and about a failed
  * call (a sticky error stops the engine), counts the call.
  * intercept_wrappers.c makes the weak forwarding wrapper of every entry with it,
@@ -13,6 +14,8 @@
  */
 #ifndef AG_INTERCEPT_WRAPPER_H
 #define AG_INTERCEPT_WRAPPER_H
+
+#include "timing.h"
 
 #include <stdint.h>
 
@@ -42,7 +45,7 @@ static inline void ag_call_done(int entry, CUresult result)
         if (policy)                                                            \
             ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);       \
         BEFORE;                                                                \
-        result = real AG_ARGS_##sym;                                           \
+        AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                \
         AFTER;                                                                 \
         if (policy & (AG_POLICY_CAPTURE_BEGIN | AG_POLICY_CAPTURE_END))        \
             ag_engine_after(AG_EP_##sym, result);                              \
