@@ -10,6 +10,12 @@
 #                      workloads with the shim, without and with the trace
 #   make bench-engine  the engine benchmark alone
 #   make bench-trace   the trace benchmark alone
+#   make bench-torch   PyTorch training steps (tests/bench/torch_bench.sh): an MLP, a CNN and
+#                      a transformer encoder, eager / with the shim / the shim's launch-time
+#                      run (AUTOGRAPH=off AUTOGRAPH_TIMING) / torch.cuda.graph /
+#                      torch.compile reduce-overhead; needs python3 with PyTorch ("skipped"
+#                      and exit 0 without it or without a GPU; ~4 min on an H100); not part
+#                      of make bench
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 
 BENCH_DIR     := $(BUILD)/bench
@@ -19,7 +25,7 @@ BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
                  $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv \
                  $(BENCH_DIR)/engine_bench_static $(BENCH_DIR)/engine_bench_shared
 
-.PHONY: bench bench-engine bench-trace bench-progs
+.PHONY: bench bench-engine bench-trace bench-torch bench-progs
 bench-progs: $(BENCH_PROGS)
 
 # The scripts look for a GPU first and only then build (make all bench-progs) and run.
@@ -33,6 +39,9 @@ bench-engine:
 
 bench-trace:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/trace_bench.sh
+
+bench-torch:
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/torch_bench.sh
 
 $(BENCH_DIR)/probe: tests/gpu/probe.c
 	@mkdir -p $(@D)

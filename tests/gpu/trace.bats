@@ -45,9 +45,11 @@
 # record per launch.  Figures go to the TAP log ("# ..." lines).
 #
 # Knobs: AG_TRACE_ITERS (graphed iterations, default 200), AG_TRACE_EAGER_ITERS (eager
-# iterations, default 100), AG_TRACE_FANOUT_ITERS (fanout launches, default 50),
+# iterations, default 30), AG_TRACE_FANOUT_ITERS (fanout launches, default 50),
 # AG_TRACE_ROUNDS (mixing rounds per element of a branch kernel, default 1500: ~30 us on
-# an H100), AG_TRACE_EPSILON (the analyzer's --epsilon in us, default: its own, 2),
+# an H100), AG_TRACE_EAGER_ROUNDS (the same for the eager runs, default 6000: ~145 us,
+# longer than the host takes to submit a whole iteration, so that the channels and not
+# the host decide the order), AG_TRACE_EPSILON (the analyzer's --epsilon in us, default: its own, 2),
 # AG_TRACE_TIMEOUT (seconds one program may run, default 300).
 
 load gpu_helpers
@@ -60,7 +62,8 @@ setup() {
     ag_setup
     d=$BATS_TEST_TMPDIR
     iters=${AG_TRACE_ITERS:-200}
-    eager_iters=${AG_TRACE_EAGER_ITERS:-100}
+    eager_iters=${AG_TRACE_EAGER_ITERS:-30}
+    eager_rounds=${AG_TRACE_EAGER_ROUNDS:-6000}
     fanout_iters=${AG_TRACE_FANOUT_ITERS:-50}
     rounds=${AG_TRACE_ROUNDS:-1500}
     analyzer=$AG_TOP/build/autograph-analyze
@@ -168,7 +171,7 @@ false_deps() {
 # iteration 16 event records (fork, 15 joins), 30 waits and a stream sync; 16 streams
 eager_deps() {
     local tag=$1 n=$((eager_iters + 1)) windows
-    traced "$tag" "$2" AUTOGRAPH=off -- branches_static "$eager_iters" 16 3 "$rounds" || return 1
+    traced "$tag" "$2" AUTOGRAPH=off -- branches_static "$eager_iters" 16 3 "$eager_rounds" || return 1
     analyze "$tag" || return 1
     run python3 scripts/trace_check.py eagerdeps "$d/$tag.json" "$d/$tag.report"
     echo "$output"
@@ -255,6 +258,9 @@ ordered() {
 # ---- eager (AUTOGRAPH=off): the same 16 branches, one eager window per iteration.
 # Without the shim on the H100: 467 us per iteration with 8 connections, 1257 us with 1
 # (streams sharing a channel serialize), so false serializations are required with 1.
+# Measured (kernels of ~36 us): they are of the kind "queued" (analyzer/FORMAT.md 3),
+# 15 per window with 1 connection, none with 8 (the host submits slower than 8
+# channels drain such short kernels): hence the longer kernels here.
 @test "trace, eager: 16 branches, CUDA_DEVICE_MAX_CONNECTIONS=1: stream order as made, results unchanged; eager false dependencies counted, none with a path" {
     eager_deps e1 1
     ag_log "e1: false serializations per window: $(cat "$BATS_FILE_TMPDIR/e1.fpw")"
