@@ -23,7 +23,7 @@ autograph-analyze reports about it (tests/bats/trace_sim.bats, tests/gpu/trace.b
         integer correlation; "stream_info" metadata with stream, device, flags
         (default / non_blocking) and priority, one per stream.  Sync ids of event
         records are unique, and every wait names by its sync id an event record made
-        before it (smaller correlation).  --event-records / --stream-waits /
+        before it (a correlation no larger: one API call may record and then wait).  --event-records / --stream-waits /
         --stream-syncs N: the exact number of each; --streams N: at least N
         stream_info (the CUDA runtime creates streams of its own: 22 for a program
         of 16 streams on the H100).
@@ -323,7 +323,9 @@ def check_order(data):
                 bad.append("two stream_info for stream %s" % args["stream"])
             streams.add((args["device"], args["stream"]))
     for w in waits:
-        if records.get(w["sync id"], w["correlation"]) >= w["correlation"]:
+        # the same correlation: both made inside one API call (measured on the H100: the
+        # shim joins streams around a graph launch inside the program's runtime call)
+        if records.get(w["sync id"], w["correlation"] + 1) > w["correlation"]:
             counts["waits_unmatched"] += 1
     if counts["waits_unmatched"]:
         bad.append("%d stream waits name no earlier event record by sync id"
