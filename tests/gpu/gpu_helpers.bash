@@ -321,12 +321,18 @@ eg_pair_cmd() {
         ag_show b >&2
         return 1
     fi
+    eg_summary_ok "$name"
+}
+
+# eg_summary_ok NAME : after eg_run/eg_load: the shim wrote a summary, and no held work
+# failed when it was issued late
+eg_summary_ok() {
     if [ "$EG_SUMFILES" -lt 1 ]; then
-        echo "$name: the shim wrote no summary file" >&2
+        echo "$1: the shim wrote no summary file" >&2
         return 1
     fi
     if [ "$EG_LATE_FAIL" -ne 0 ]; then
-        echo "$name: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
+        echo "$1: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
         return 1
     fi
 }

@@ -81,14 +81,7 @@ tm_model() {
         ag_show b >&2
         return 1
     fi
-    if [ "$EG_SUMFILES" -lt 1 ]; then
-        echo "$m: the shim wrote no summary file" >&2
-        return 1
-    fi
-    if [ "$EG_LATE_FAIL" -ne 0 ]; then
-        echo "$m: late_issue_failures $EG_LATE_FAIL: held work failed when issued late" >&2
-        return 1
-    fi
+    eg_summary_ok "$m" || return 1
     if [ "$EG_GRAPHED" -le 0 ] && [ "${2:-}" = not_yet_graphed ]; then
         # known (issue 7): results identical, nothing graphed; the log says why
         eg_explain x "${cmd[@]}" 2>/dev/null || true
