@@ -100,9 +100,10 @@ int ag_light_wants_full(const struct ag_op *op)
 static int enqueue(uint64_t hash, uintptr_t stream, uintptr_t event, int entry, int kind)
 {
     struct light_entry *e;
-    if (!ag_light_open() || ag_light_may_start(hash) || ag_thread_id() != 1)
+    int gate = ag_light_open();
+    if (!gate || ag_light_may_start(hash) || ag_thread_id() != 1)
         return 0;
-    if (ag_light_open() == 2)
+    if (gate == 2)
         return ag_engine_skim(hash, kind == AG_OP_KERNEL);
     e = &queue[queued++];
     e->hash = hash;
