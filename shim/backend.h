@@ -36,6 +36,10 @@ struct ag_backend {
     void (*release_graph)(void *graph, void **nodes, int n);
     void (*release_exec)(void *exec);
 
+    /* 1 when created stream `stream` synchronizes with the legacy default stream (it
+     * was made without a non-blocking flag), 0 when it does not.  NULL: always 1. */
+    int (*stream_blocking)(uintptr_t stream);
+
     /* Introspection (include/autograph.h, AUTOGRAPH_DEBUG_DUMP); NULL where a backend
      * has none.  dump_dot writes a built graph to `path` as Graphviz DOT (verbose:
      * every node's parameters); graph_data describes `graph` instantiated as `exec`

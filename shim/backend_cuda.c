@@ -392,12 +392,29 @@ static void backend_release_exec(void *exec)
         destroy((CUgraphExec)exec);
 }
 
+/* ---- stream kinds ------------------------------------------------------------------ */
+
+static int stream_flags(CUstream s, unsigned *flags)
+{
+    DRIVER(get_flags, cuStreamGetFlags);
+    return get_flags(s, flags);
+}
+
+static int backend_stream_blocking(uintptr_t stream)
+{
+    unsigned flags = 0;
+    if (stream_flags(ag_stream_handle(stream), &flags) != CUDA_SUCCESS)
+        return 1;                    /* unknown: assume the implicit synchronization */
+    return !(flags & CU_STREAM_NON_BLOCKING);
+}
+
 const struct ag_backend ag_cuda_backend = {
     .issue = backend_issue,
     .build = backend_build,
     .instantiate = backend_instantiate,
     .patch = backend_patch,
     .launch = backend_launch,
+    .stream_blocking = backend_stream_blocking,
     .release_graph = backend_release_graph,
     .release_exec = backend_release_exec,
     .dump_dot = ag_cuda_dump_dot,           /* backend_cuda_inspect.c */

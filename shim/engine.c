@@ -81,6 +81,17 @@ int ag_engine_running(void)
 
 /* ---- windows ------------------------------------------------------------------- */
 
+/* A stream whose work is implicitly ordered with the legacy stream's: the per-thread
+ * default stream and created streams without the non-blocking flag.  A graph keeps
+ * only the explicit (event) edges, so such a stream cannot share a graph with the
+ * legacy stream; a non-blocking one can. */
+static int syncs_with_legacy(uintptr_t s)
+{
+    if (s == AG_STREAM_PER_THREAD || ag_eng.be->stream_blocking == NULL)
+        return 1;
+    return ag_eng.be->stream_blocking(s);
+}
+
 /* Why window ops [a, b) cannot become a graph, beyond what the window noted. */
 static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
 {
@@ -101,8 +112,9 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
         seen[nseen++] = s;
         legacy += s == AG_STREAM_LEGACY;
         ptds += s == AG_STREAM_PER_THREAD;
-        others += s != AG_STREAM_LEGACY;
     }
+    for (int k = 0; legacy && k < nseen; k++)
+        others += seen[k] != AG_STREAM_LEGACY && syncs_with_legacy(seen[k]);
     if (legacy && others)
         return AG_SKIP_LEGACY_MIX;
     if (ptds && ag_threads_seen() > 1)
@@ -112,10 +124,42 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
     return AG_SKIP_NONE;
 }
 
-static void skip_window(uint64_t hash, enum ag_skip why, size_t n)
+static void skip_window(enum ag_skip why)
 {
     ag_eng.s.skip[why]++;
-    ag_explain(hash, why, "window of %zu ops: not graphed: %s", n, ag_skip_name(why));
+    ag_explain_skip(&ag_eng.w, why);
+}
+
+/* How many times a window of this hash has been seen lately, this one included.
+ * The table keeps the AG_RECENT_SIZE shapes seen last; the oldest makes room. */
+static int seen_again(uint64_t hash)
+{
+    struct ag_recent *slot = &ag_eng.recent[0];
+    uint32_t now = ++ag_eng.judged;
+    for (int i = 0; i < AG_RECENT_SIZE; i++) {
+        struct ag_recent *r = &ag_eng.recent[i];
+        if (r->count && r->hash == hash) {
+            slot = r;
+            break;
+        }
+        if (r->count == 0 || (slot->count && now - r->last > now - slot->last))
+            slot = r;
+    }
+    if (slot->count == 0 || slot->hash != hash) {
+        slot->hash = hash;
+        slot->count = 0;
+    }
+    slot->last = now;
+    return (int)++slot->count;
+}
+
+/* A shape that becomes a graph starts its count again: if that graph is evicted or
+ * dropped, the shape has to warm up again before it is rebuilt. */
+static void forget_recent(uint64_t hash)
+{
+    for (int i = 0; i < AG_RECENT_SIZE; i++)
+        if (ag_eng.recent[i].hash == hash)
+            ag_eng.recent[i].count = 0;
 }
 
 /* Decides about a window that ended at a flush point (sync-delimited). */
@@ -124,29 +168,30 @@ static void judge_window(void)
     struct ag_window *w = &ag_eng.w;
     struct ag_template *known;
     enum ag_skip why;
-    int varied = 0, attempts;
+    int varied = 0, attempts, seen;
 
-    if (w->hash == ag_eng.last_hash) {
-        ag_eng.repeats++;
-    } else {
+    if (w->hash != ag_eng.last_hash) {
         varied = ag_eng.last_hash != 0;
         ag_eng.last_hash = w->hash;
-        ag_eng.repeats = 1;
     }
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
-    ag_light_choose(known != NULL || ag_eng.repeats > 1);
-    if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES))
+    if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {
+        ag_light_choose(1);
         return;                      /* already a graph, or known not to build */
+    }
+    seen = seen_again(w->hash);
+    ag_light_choose(known != NULL || seen > 1);
     attempts = known ? known->build_attempts : 0;
     if (known)
         ag_template_retire(known, "retrying the build");
     why = slice_check(w, 0, w->n);
-    if (why == AG_SKIP_NONE && ag_eng.repeats < ag_eng.p.warmup)
+    if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
     if (why != AG_SKIP_NONE) {
-        skip_window(w->hash, why, w->n);
+        skip_window(why);
         return;
     }
+    forget_recent(w->hash);
     ag_template_build(w, 0, w->n, attempts);
 }
 
@@ -194,11 +239,11 @@ static void look_for_period(void)
 
 int ag_engine_offer(struct ag_op *op)
 {
-    unsigned tid = ag_thread_id();
     struct ag_wop *o;
 
     if (!ag_engine_running())
         return AG_PASS;
+    (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
     ag_engine_lock();
     if (ag_eng.app_capturing || ag_eng.paused) {
         pthread_mutex_unlock(&engine_lock);
@@ -211,13 +256,13 @@ int ag_engine_offer(struct ag_op *op)
     }
     if (op->light)
         ag_eng.s.light_ops++;
-    if (ag_eng.w.n && (op->ctx != ag_eng.w.ctx || tid != ag_eng.w.owner) && ag_eng.r.t)
-        ag_replay_abort("an op from another thread or context");
+    if (ag_eng.w.n && op->ctx != ag_eng.w.ctx && ag_eng.r.t)
+        ag_replay_abort("an op of another context");
     if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
         end_window(AG_FLUSH_CONTEXT);
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
-    o = ag_window_append(&ag_eng.w, op, tid);
+    o = ag_window_append(&ag_eng.w, op);
     if (o == NULL) {                 /* out of memory: stop graphing this window */
         end_window(AG_FLUSH_UNRECORDED);
         op->slot = 0xff;
@@ -260,7 +305,7 @@ void ag_engine_done(const struct ag_op *op, int result)
 
 void ag_engine_take_light(const struct ag_op *op)
 {
-    if (ag_window_append(&ag_eng.w, op, ag_thread_id()) == NULL) {
+    if (ag_window_append(&ag_eng.w, op) == NULL) {
         end_window(AG_FLUSH_UNRECORDED);
         return;
     }
@@ -315,7 +360,7 @@ static void drop_all(const char *why)
         free(s);
     }
     ag_eng.last_hash = 0;
-    ag_eng.repeats = 0;
+    memset(ag_eng.recent, 0, sizeof ag_eng.recent);
     ag_light_forget_starts();
     ag_light_stop();
 }

@@ -33,9 +33,8 @@ enum ag_skip {
     AG_SKIP_SHAPE_VARIES,  /* differs from the window before it */
     AG_SKIP_SHORT,         /* fewer than AUTOGRAPH_MIN_OPS ops */
     AG_SKIP_FAILED_OP,     /* an op failed when issued */
-    AG_SKIP_THREADS,       /* ops from several threads */
     AG_SKIP_PTDS_THREADS,  /* per-thread default stream in a multi-threaded process */
-    AG_SKIP_LEGACY_MIX,    /* the legacy stream together with other streams */
+    AG_SKIP_LEGACY_MIX,    /* the legacy stream together with blocking streams */
     AG_SKIP_STREAMS,       /* more streams than AG_MAX_SLOTS */
     AG_SKIP_EVENTS,        /* more events than AG_EVMAP_SIZE */
     AG_SKIP_CONTEXT,       /* ops of several contexts */
@@ -71,7 +70,6 @@ struct ag_window {
     int nslots;
     uintptr_t ctx;              /* context of its full ops (0: none yet) */
     size_t full_from;           /* ops [full_from, n) were recorded in full */
-    unsigned owner;             /* thread id of the first op */
     enum ag_skip ineligible;    /* first reason found, or AG_SKIP_NONE */
     uint64_t hash;
     size_t kernels;
@@ -168,6 +166,15 @@ struct ag_skim {
     unsigned long streak;       /* skimmed windows since skimming started */
 };
 
+/* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A
+ * B C: a training step split by several syncs) repeat without repeating in a row. */
+#define AG_RECENT_SIZE 64
+struct ag_recent {
+    uint64_t hash;
+    uint32_t count;             /* times seen */
+    uint32_t last;              /* ag_eng.judged when last seen */
+};
+
 struct ag_engine {
     const struct ag_backend *be;
     struct ag_engine_params p;
@@ -178,7 +185,8 @@ struct ag_engine {
     struct ag_start *by_start;
     unsigned next_template_id;
     uint64_t last_hash;         /* hash of the previous sync-delimited window */
-    int repeats;                /* how many times in a row it was seen */
+    struct ag_recent recent[AG_RECENT_SIZE];   /* windows seen lately, not yet graphs */
+    uint32_t judged;            /* sync-delimited windows judged so far */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
     int paused;                 /* autograph_disable(): every op passes through */
@@ -202,7 +210,7 @@ double ag_now_us(void);
 
 /* engine_window.c */
 void ag_window_reset(struct ag_window *w);
-struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op, unsigned tid);
+struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
 int ag_window_period(struct ag_window *w, size_t *start);
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
 const char *ag_skip_name(enum ag_skip why);
@@ -243,6 +251,7 @@ void ag_skim_stop(const char *why);
 void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 
 /* engine_stats.c */
+void ag_explain_skip(const struct ag_window *w, enum ag_skip why);
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -120,14 +120,14 @@ static const char *map_stream(const struct ag_template *t, int slot, uintptr_t s
 
 /* Why op (just appended as window op o) does not match the next template op, or
  * NULL when it does. */
-static const char *mismatch(const struct ag_op *op, const struct ag_wop *o, unsigned tid)
+static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
 {
     const struct ag_template *t = ag_eng.r.t;
     const struct ag_top *top = &t->ops[ag_eng.r.pos];
     int i = ag_eng.r.pos, link = AG_LINK_EXTERNAL;
 
-    if (tid != ag_eng.w.owner || op->ctx != ag_eng.w.ctx)
-        return "an op from another thread or context";
+    if (op->ctx != ag_eng.w.ctx)
+        return "an op of another context";
     if (top->hash != op->hash || top->kind != op->kind || top->shape_len != op->shape_len ||
         top->args_len != op->args_len ||
         memcmp(t->shapes + top->shape_off, op->shape, op->shape_len) != 0)
@@ -148,7 +148,7 @@ int ag_replay_offer(const struct ag_op *op)
     struct ag_wop *o = &ag_eng.w.ops[ag_eng.w.n - 1];
     struct ag_template *t = r->t;
     struct ag_chunk *c;
-    const char *why = mismatch(op, o, ag_thread_id());
+    const char *why = mismatch(op, o);
     int rc;
 
     if (why) {

@@ -6,6 +6,7 @@
  * variants, flushes by reason and the time spent building.
  */
 #include "engine_internal.h"
+#include "entry_points.h"
 #include "log.h"
 
 #include <stdarg.h>
@@ -29,6 +30,15 @@ static int first_time(uint64_t hash, int code)
     return 0;                        /* table full: stay quiet */
 }
 
+static void explain_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void explain_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ag_log_vline("explain: ", fmt, ap);
+    va_end(ap);
+}
+
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -38,6 +48,60 @@ void ag_explain(uint64_t hash, int code, const char *fmt, ...)
     va_start(ap, fmt);
     ag_log_vline("explain: ", fmt, ap);
     va_end(ap);
+}
+
+/* "legacy (op 0, cuLaunchKernel), 0x55d0c0 (op 7, cuMemcpyHtoDAsync_v2), ..." */
+static void describe_streams(const struct ag_window *w, char *buf, size_t cap)
+{
+    uintptr_t seen_streams[AG_MAX_SLOTS + 1];
+    int nseen = 0;
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < w->n && nseen <= AG_MAX_SLOTS && used + 1 < cap; i++) {
+        const struct ag_wop *o = &w->ops[i];
+        int known = 0;
+        for (int k = 0; k < nseen; k++)
+            known |= seen_streams[k] == o->stream;
+        if (known)
+            continue;
+        seen_streams[nseen++] = o->stream;
+        if (o->stream == AG_STREAM_LEGACY || o->stream == AG_STREAM_PER_THREAD)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%s (op %zu, %s)",
+                                     used ? ", " : "",
+                                     o->stream == AG_STREAM_LEGACY ? "legacy" : "per-thread",
+                                     i, ag_entry_name[o->entry]);
+        else
+            used += (size_t)snprintf(buf + used, cap - used, "%s%#lx (op %zu, %s)",
+                                     used ? ", " : "", (unsigned long)o->stream, i,
+                                     ag_entry_name[o->entry]);
+    }
+}
+
+/* AUTOGRAPH_LOG=debug: the window's ops, one line each, the first time a window of
+ * this hash is not graphed. */
+static void log_window_ops(const struct ag_window *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const struct ag_wop *o = &w->ops[i];
+        ag_log(AG_LOG_DEBUG, "window %016llx op %zu: %s kind %d stream %#lx slot %u "
+               "shape %016llx%s", (unsigned long long)w->hash, i, ag_entry_name[o->entry],
+               (int)o->kind, (unsigned long)o->stream, (unsigned)o->slot,
+               (unsigned long long)o->hash, o->light ? " light" : "");
+    }
+}
+
+void ag_explain_skip(const struct ag_window *w, enum ag_skip why)
+{
+    char streams[512];
+    if (!ag_eng.p.explain || !first_time(w->hash, why))
+        return;
+    streams[0] = 0;
+    if (why == AG_SKIP_LEGACY_MIX)
+        describe_streams(w, streams, sizeof streams);
+    explain_line("window of %zu ops: not graphed: %s%s%s", w->n,
+                ag_skip_name(why), streams[0] ? "; streams: " : "", streams);
+    if (ag_log_enabled(AG_LOG_DEBUG))
+        log_window_ops(w);
 }
 
 void ag_engine_summary(FILE *out, const char *prefix)

@@ -21,7 +21,6 @@ static const char *const skip_names[AG_SKIP_COUNT] = {
     [AG_SKIP_SHAPE_VARIES] = "shape_varies",
     [AG_SKIP_SHORT] = "too_short",
     [AG_SKIP_FAILED_OP] = "failed_op",
-    [AG_SKIP_THREADS] = "threads",
     [AG_SKIP_PTDS_THREADS] = "ptds_threads",
     [AG_SKIP_LEGACY_MIX] = "legacy_mix",
     [AG_SKIP_STREAMS] = "too_many_streams",
@@ -152,15 +151,11 @@ static void keep_bytes(struct ag_window *w, struct ag_wop *o, const struct ag_op
     o->args_off = put(w, op->args, op->args_len);
 }
 
-struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op, unsigned tid)
+struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
 {
     struct ag_wop *o;
     if (!reserve(w, op->light ? 0 : (size_t)op->shape_len + op->args_len + 16))
         return NULL;
-    if (w->n == 0)
-        w->owner = tid;
-    else if (tid != w->owner)
-        mark(w, AG_SKIP_THREADS);
     if (!op->light && w->ctx == 0)
         w->ctx = op->ctx;
     else if (!op->light && op->ctx != w->ctx)
