@@ -2,14 +2,15 @@
  *
  * cuFuncSetAttribute and cuKernelSetAttribute are flush points that also drop every
  * graph (flush_points.c: a function reconfigured).  Libraries set attributes again
- * and again to the value they already have: cuDNN sets a kernel's dynamic shared
- * memory size before each launch of it, several times per training step, which
- * dropped every graph of a PyTorch CNN each step.  These strong wrappers (overriding
- * the weak forwarding ones of intercept_wrappers.c) first ask the driver for the
- * attribute's current value: when it already is the value being set, the call goes
- * to the driver without ending the window or dropping anything (nothing held can
- * see a difference).  Otherwise, or when the value cannot be read, the call is a
- * flush point as before.  With the engine off, no value is read.
+ * and again to the value they already have: cuDNN sets kernel attributes before
+ * launches, several times per training step, which dropped every graph of a PyTorch
+ * CNN each step.  These strong wrappers (overriding the weak forwarding ones of
+ * intercept_wrappers.c) let a set through without ending the window or dropping
+ * anything when it changes nothing: the same value as the last successful set of
+ * that (function or kernel, device, attribute), remembered here, or as the driver
+ * reports for it now.  Otherwise the call is a flush point as before.  With the
+ * engine off, nothing is remembered or read.  AUTOGRAPH_LOG=debug logs each set
+ * that flushes.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -20,7 +21,10 @@
 #include "entry_points.h"
 #include "entry_signatures.h"
 #include "intercept_wrapper.h"
+#include "log.h"
 #include "record_ops.h"
+
+#include <pthread.h>
 
 typedef CUresult (*func_get_fn)(int *, CUfunction_attribute, CUfunction);
 typedef CUresult (*kernel_get_fn)(int *, CUfunction_attribute, CUkernel, CUdevice);
@@ -35,12 +39,70 @@ static void *getter(void **cache, const char *name)
     return fn;
 }
 
+/* ---- the last value set, per (handle, device, attribute) ---------------------- */
+
+#define SETS_SIZE 512                /* power of two; when full, nothing more is kept */
+
+static struct last_set {
+    uintptr_t handle;                /* 0: free */
+    int dev, attrib, value;
+} sets[SETS_SIZE];
+static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct last_set *find_set(uintptr_t handle, int dev, int attrib, int add)
+{
+    size_t i = (size_t)((handle >> 4) ^ (uintptr_t)(attrib * 131) ^ (uintptr_t)dev);
+    for (size_t probe = 0; probe < SETS_SIZE; probe++) {
+        struct last_set *e = &sets[(i + probe) & (SETS_SIZE - 1)];
+        if (e->handle == handle && e->dev == dev && e->attrib == attrib)
+            return e;
+        if (e->handle == 0) {
+            if (!add)
+                return NULL;
+            e->handle = handle, e->dev = dev, e->attrib = attrib;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static int same_as_last_set(uintptr_t handle, int dev, int attrib, int value)
+{
+    struct last_set *e;
+    int same;
+    pthread_mutex_lock(&sets_lock);
+    e = find_set(handle, dev, attrib, 0);
+    same = e && e->value == value;
+    pthread_mutex_unlock(&sets_lock);
+    return same;
+}
+
+static void remember_set(CUresult result, uintptr_t handle, int dev, int attrib, int value)
+{
+    struct last_set *e;
+    if (result != CUDA_SUCCESS || !ag_engine_running())
+        return;
+    pthread_mutex_lock(&sets_lock);
+    if ((e = find_set(handle, dev, attrib, 1)) != NULL)
+        e->value = value;
+    pthread_mutex_unlock(&sets_lock);
+}
+
+/* ---- what the driver says now ---------------------------------------------------- */
+
 static int func_attribute_is(CUfunction f, CUfunction_attribute attrib, int value)
 {
     static void *cache;
     func_get_fn get = (func_get_fn)getter(&cache, "cuFuncGetAttribute");
-    int now = 0;
-    return get && get(&now, attrib, f) == CUDA_SUCCESS && now == value;
+    int now = -1;
+    CUresult rc = CUDA_ERROR_NOT_FOUND;
+    if (same_as_last_set((uintptr_t)f, -1, attrib, value))
+        return 1;
+    if (get && (rc = get(&now, attrib, f)) == CUDA_SUCCESS && now == value)
+        return 1;
+    ag_log(AG_LOG_DEBUG, "cuFuncSetAttribute(%p, %d, %d): a change (the driver says %d, "
+           "error %d): flush", (void *)f, (int)attrib, value, now, (int)rc);
+    return 0;
 }
 
 static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute attrib,
@@ -48,12 +110,19 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
 {
     static void *cache;
     kernel_get_fn get = (kernel_get_fn)getter(&cache, "cuKernelGetAttribute");
-    int now = 0;
-    return get && get(&now, attrib, k, dev) == CUDA_SUCCESS && now == value;
+    int now = -1;
+    CUresult rc = CUDA_ERROR_NOT_FOUND;
+    if (same_as_last_set((uintptr_t)k, (int)dev, attrib, value))
+        return 1;
+    if (get && (rc = get(&now, attrib, k, dev)) == CUDA_SUCCESS && now == value)
+        return 1;
+    ag_log(AG_LOG_DEBUG, "cuKernelSetAttribute(%d, %d, %p, %d): a change (the driver says "
+           "%d, error %d): flush", (int)attrib, value, (void *)k, (int)dev, now, (int)rc);
+    return 0;
 }
 
-/* The body of both wrappers: a flush point unless UNCHANGED holds. */
-#define AG_ATTRIBUTE_SET(sym, UNCHANGED)                                        \
+/* The body of both wrappers: a flush point unless UNCHANGED holds; REMEMBER after. */
+#define AG_ATTRIBUTE_SET(sym, UNCHANGED, REMEMBER)                              \
     CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);                \
     CUresult result;                                                           \
     if (real == NULL)                                                          \
@@ -61,17 +130,20 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
     if (!(ag_engine_running() && (UNCHANGED)))                                 \
         ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);           \
     AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                    \
+    REMEMBER;                                                                  \
     ag_call_done(AG_EP_##sym, result);                                         \
     return result
 
 AG_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
                                       int value)
 {
-    AG_ATTRIBUTE_SET(cuFuncSetAttribute, func_attribute_is(hfunc, attrib, value));
+    AG_ATTRIBUTE_SET(cuFuncSetAttribute, func_attribute_is(hfunc, attrib, value),
+                     remember_set(result, (uintptr_t)hfunc, -1, attrib, value));
 }
 
 AG_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                         CUkernel kernel, CUdevice dev)
 {
-    AG_ATTRIBUTE_SET(cuKernelSetAttribute, kernel_attribute_is(kernel, dev, attrib, val));
+    AG_ATTRIBUTE_SET(cuKernelSetAttribute, kernel_attribute_is(kernel, dev, attrib, val),
+                     remember_set(result, (uintptr_t)kernel, (int)dev, attrib, val));
 }
