@@ -8,7 +8,8 @@
  * intercept_wrappers.c) let a set through without ending the window or dropping
  * anything when it changes nothing: the same value as the last successful set of
  * that (function or kernel, device, attribute), remembered here, or as the driver
- * reports for it now.  Otherwise the call is a flush point as before.  With the
+ * reports for it now.  A change of a resource limit ends the window but keeps the
+ * graphs (changing(), below); any other change is a flush point as before.  With the
  * engine off, nothing is remembered or read.  AUTOGRAPH_LOG=debug logs each set
  * that flushes.
  */
@@ -121,14 +122,32 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
     return 0;
 }
 
+/* A change.  Resource limits (the dynamic shared memory a launch may ask for, the
+ * carveout preference, permission for non-portable cluster sizes) do not change what
+ * a kernel computes: the window ends there (held work goes out first, so every op
+ * runs under the limits it was made under) but graphs stay; cuDNN moves a kernel's
+ * dynamic shared memory limit up and down around its launches every step.  Any other
+ * attribute: a flush point that drops every graph, as before. */
+static void changing(int entry, CUfunction_attribute attrib)
+{
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+        attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ||
+        attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+        ag_engine_flush(AG_FLUSH_MODULE);
+    else
+        ag_intercept_before(entry, (uintptr_t)attrib);
+}
+
 /* The body of both wrappers: a flush point unless UNCHANGED holds; REMEMBER after. */
 #define AG_ATTRIBUTE_SET(sym, UNCHANGED, REMEMBER)                              \
     CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);                \
     CUresult result;                                                           \
     if (real == NULL)                                                          \
         return (CUresult)ag_driver_missing(AG_EP_##sym);                       \
-    if (!(ag_engine_running() && (UNCHANGED)))                                 \
+    if (!ag_engine_running())                                                  \
         ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);           \
+    else if (!(UNCHANGED))                                                     \
+        changing(AG_EP_##sym, attrib);                                         \
     AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                    \
     REMEMBER;                                                                  \
     ag_call_done(AG_EP_##sym, result);                                         \
