@@ -126,10 +126,14 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
  * carveout preference, permission for non-portable cluster sizes) do not change what
  * a kernel computes: the window ends there (held work goes out first, so every op
  * runs under the limits it was made under) but graphs stay; cuDNN moves a kernel's
- * dynamic shared memory limit up and down around its launches every step.  Any other
+ * dynamic shared memory limit up and down around its launches every step.  A launch
+ * over a lowered limit is then never held (record_ops.c, ag_smem_limit_changed): it
+ * fails at its call, as without the shim.  Any other
  * attribute: a flush point that drops every graph, as before. */
 static void changing(int entry, CUfunction_attribute attrib)
 {
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        __atomic_store_n(&ag_smem_limit_changed, 1, __ATOMIC_RELAXED);
     if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
         attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ||
         attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)

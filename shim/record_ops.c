@@ -377,6 +377,18 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **
     return 1;
 }
 
+int ag_smem_limit_changed;
+
+/* True when the driver says f may not ask for smem bytes of dynamic shared memory now
+ * (a limit lowered after launches like this one were graphed: ag_smem_limit_changed). */
+static int over_smem_limit(CUfunction f, unsigned smem)
+{
+    DRIVER_FN(get, cuFuncGetAttribute);
+    int limit = 0;
+    return get && get(&limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) ==
+                  CUDA_SUCCESS && (long)smem > (long)limit;
+}
+
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
                                 const unsigned block[3], unsigned smem,
                                 const CUlaunchAttribute *attrs, unsigned nattrs,
@@ -387,6 +399,11 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
     long packed_len = 0;
     size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
     unsigned char *buf;
+
+    if (smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
+        over_smem_limit(f, smem))
+        return reject(op, "kernel launch asking for more dynamic shared memory than its "
+                          "function's limit");
 
     if (extra && !params) {
         packed_len = extra_buffer(extra, &packed);

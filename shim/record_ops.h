@@ -61,6 +61,12 @@ struct ag_copy_args { uint64_t dst, src; };
  * through the real cuGetProcAddress (for this header's CUDA version). */
 void *ag_driver_proc(const char *name);
 
+/* Set (intercept_attributes.c) once a function's dynamic shared memory limit has been
+ * changed: from then on a kernel launch asking for dynamic shared memory is checked
+ * against its function's limit now, and one over it is not recorded (it goes to the
+ * driver at its call, and fails there as it would without the shim). */
+extern int ag_smem_limit_changed;
+
 /* "cuLaunchKernel of kernel _Z4stepPfi" (or just the entry point's name), for reports. */
 void ag_record_describe(const struct ag_op *op, char *buf, size_t size);
 

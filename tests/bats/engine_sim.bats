@@ -19,6 +19,13 @@
 # A run is named by a spec: "SEED" or "SEED:noevents".  In noevents programs the
 # program itself never calls cuStreamCreate, cuEventCreate, cuEventRecord or
 # cuStreamWaitEvent, so SIM_FAIL=<one of those>:k hits the shim's own call.
+#
+# build/sim/progs/engine_cases MODE ITER [EVERY] (tests/sim/progs/engine_cases.c) runs
+# fixed workloads the random programs do not make: function attribute sets inside
+# every iteration (the same value, or one that changes), one window's ops submitted by
+# two threads in turn, the legacy stream forked and joined with a non-blocking or a
+# blocking created stream.  Same comparison with and without the shim; the summary and
+# AUTOGRAPH_EXPLAIN=1 say whether the engine graphed, ended windows or dropped graphs.
 
 # Property test (a): >= 100000 ops per run of this file, fixed for CI.
 FUZZ_OPS=4000
@@ -103,7 +110,8 @@ same() {
     done
 }
 
-# load TAG: reads run TAG's summary into S[key] (numeric "key N" lines) and the
+# load TAG: reads run TAG's summary into S[key] (numeric "key N" lines; "flush module 2"
+# as S[flush module], "skip legacy_mix 40" as S[skip legacy_mix]) and the
 # number of ops it submitted (its "engine_fuzz: ... ops=N ..." line) into OPS
 load() {
     local k v line
@@ -111,7 +119,11 @@ load() {
     OPS=0
     if [ -f "$tmp/$1.summary" ]; then
         while read -r k v; do
-            [[ ! "$v" =~ ^[0-9]+$ ]] || S[$k]=$v
+            if [[ "$v" =~ ^[0-9]+$ ]]; then
+                S[$k]=$v
+            elif [[ "$v" =~ ^([a-z_]+)\ ([0-9]+)$ ]]; then      # "flush module 2"
+                S["$k ${BASH_REMATCH[1]}"]=${BASH_REMATCH[2]}
+            fi
         done <"$tmp/$1.summary"
     fi
     while read -r line; do
@@ -316,4 +328,75 @@ called() {
     ! grep -q ' stream=[^s]\| stream=s[0-9]' "$tmp/run1.log" || false
     run env LD_LIBRARY_PATH=build/sim build/sim/progs/engine_fuzz 1
     [ "$status" -eq 2 ]
+}
+
+# cases ARG... : build/sim/progs/engine_cases ARG... without the shim (run "plain") and
+# with it and AUTOGRAPH_EXPLAIN=1 (run "shim"; explain lines in $tmp/shim.err); fails
+# unless both exit 0 with the same stdout and SIM_LOG; loads the summary into S and
+# prints the counters the tests below look at
+cases() {
+    local k line="engine_cases $*:"
+    [ -x build/sim/progs/engine_cases ] || skip "engine_cases not built (make sim)"
+    sim_run plain engine_cases -- "$@"
+    sim_run shim engine_cases LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        AUTOGRAPH_EXPLAIN=1 -- "$@"
+    same plain shim "engine_cases $*" || return 1
+    load shim
+    for k in windows templates replays launches_graphed launches_eager retired \
+             "flush module" "flush sync" "skip legacy_mix"; do
+        line+=" ${k// /_}=${S[$k]:-0}"
+    done
+    echo "$line"
+}
+
+# want KEY OP N: the summary's KEY (as loaded into S; 0 when absent) OP N, else says so
+want() {
+    if ! [ "${S[$1]:-0}" "$2" "$3" ]; then
+        echo "FAIL: summary: $1 is ${S[$1]:-0}, want $2 $3"
+        return 1
+    fi
+}
+
+@test "engine_cases: attribute sets of the value a function already has end no window and drop no graph: same log, graphed" {
+    cases attr-same 40
+    want "flush module" -le 2        # the first iteration's sets do change the values
+    want retired -eq 0
+    want replays -ge 30
+    want launches_graphed -gt 0
+}
+
+@test "engine_cases: a changed dynamic shared memory limit ends the window but keeps the graphs: same log, graphed" {
+    cases attr-smem 40
+    want "flush module" -ge 40       # every iteration
+    want retired -eq 0
+    want launches_graphed -gt 0
+}
+
+@test "engine_cases: a changed cluster scheduling policy ends the window and drops every graph: same log" {
+    cases attr-policy 40
+    want "flush module" -ge 40
+    want launches_graphed -eq 0      # every iteration drops what warmed up
+    cases attr-policy 40 5           # every 5th: graphs are built, then dropped
+    want retired -gt 0
+    grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module was unloaded, a function reconfigured or a context destroyed$' "$tmp/shim.err"
+}
+
+@test "engine_cases: one window's ops from two threads in turn (same stream, and another ordered by events) are graphed: same log" {
+    cases threads 40
+    want replays -ge 30
+    want launches_graphed -gt 0
+}
+
+@test "engine_cases: the legacy stream forked and joined with a non-blocking stream shares a graph: same log, graphed" {
+    cases legacy-nonblocking 40
+    want "skip legacy_mix" -eq 0
+    want replays -ge 30
+    want launches_graphed -gt 0
+}
+
+@test "engine_cases: the legacy stream with a blocking stream is not graphed (legacy_mix, explained): same log" {
+    cases legacy-blocking 40
+    want "skip legacy_mix" -eq 40    # every window
+    want launches_graphed -eq 0
+    grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
 }

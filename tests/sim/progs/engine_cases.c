@@ -1,0 +1,231 @@
+/* engine_cases.c -- fixed workloads for engine behaviours that the random programs
+ * of engine_fuzz do not reach, for tests/bats/engine_sim.bats:
+ *
+ *   engine_cases MODE ITER [EVERY]
+ *
+ * Each iteration launches add_one (+1) and scale (by -1) onto buffers a, b and c (each
+ * buffer moves by a fixed amount per iteration, and only in the program's order of
+ * its launches) and ends with a synchronisation.
+ *
+ *   attr-same       created non-blocking stream s; each iteration: 2 launches,
+ *                   cuFuncSetAttribute(add_one, MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024),
+ *                   3 launches, cuFuncSetAttribute(scale,
+ *                   CLUSTER_SCHEDULING_POLICY_PREFERENCE, SPREAD), 4 launches,
+ *                   cuStreamSynchronize(s).  After the first iteration the sets change
+ *                   nothing (the same values as before).
+ *   attr-smem       the same, but add_one's limit is 1024 and 2048 in turn, switching
+ *                   every EVERY iterations (default 1: every iteration).
+ *   attr-policy     the same, but scale's policy is SPREAD and LOAD_BALANCING in turn,
+ *                   switching every EVERY iterations.  (The simulator stores only the
+ *                   shared memory limit; cuFuncGetAttribute reports the policy as 0.)
+ *   threads         two threads in one fixed interleaving (a mutex and a condition
+ *                   variable pass the turn): the main thread launches 3 kernels onto
+ *                   s and passes the turn; the second thread launches 2 onto s, records
+ *                   e1 on s, makes s2 wait for it, launches 3 onto c on s2, records e2
+ *                   on s2 and passes the turn back; the main thread makes s wait for
+ *                   e2, launches 4 onto s and calls cuStreamSynchronize(s).
+ *   legacy-nonblocking, legacy-blocking
+ *                   the legacy stream (handle 0) and a created stream s (with
+ *                   CU_STREAM_NON_BLOCKING, or without), fork/join by events: a
+ *                   launch on legacy, e1 recorded there, s waits for it, 2 launches on
+ *                   s while 2 on legacy, e2 recorded on s, legacy waits for it, 3
+ *                   launches on legacy, cuStreamSynchronize(0).
+ *
+ * stdout: the sums of a, b and c at the end, add_one's shared memory limit (attr
+ * modes) and "engine_cases: mode=M iterations=N launches=L".  Exit status 0, 1 on an
+ * unexpected CUDA error, 2 on bad arguments.  The work is submitted in one fixed
+ * order in every mode (threads too), so SIM_LOG is deterministic.
+ */
+#include "prog.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define SMEM CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+#define POLICY CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+
+static CUcontext ctx;
+static CUfunction add_one, scale;
+static CUstream s, s2;
+static CUevent e1, e2;
+static CUdeviceptr a, b, c;
+static int n = PROG_N, minus = -1;
+static long launches;
+
+static void add(CUdeviceptr *p, CUstream st)
+{
+    void *args[] = { p, &n };
+    CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, st, args, NULL));
+    launches++;
+}
+
+static void neg(CUdeviceptr *p, CUstream st)
+{
+    void *args[] = { p, &minus, &n };
+    CK(cuLaunchKernel(scale, 2, 1, 1, PROG_N / 2, 1, 1, 0, st, args, NULL));
+    launches++;
+}
+
+/* ---- attr-same, attr-smem, attr-policy (mode 0, 1, 2) ---- */
+static void attr_iteration(int mode, int it, int every)
+{
+    int second = (it / every) % 2;
+    int smem = mode == 1 && second ? 2048 : 1024;
+    int policy = mode == 2 && second ? CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+                                     : CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    add(&a, s);
+    add(&a, s);
+    CK(cuFuncSetAttribute(add_one, SMEM, smem));
+    neg(&b, s);
+    add(&c, s);
+    add(&b, s);
+    CK(cuFuncSetAttribute(scale, POLICY, policy));
+    neg(&a, s);
+    add(&a, s);
+    neg(&b, s);
+    neg(&a, s);
+    CK(cuStreamSynchronize(s));
+}
+
+/* ---- threads ---- */
+
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
+static int turn;                     /* 0: the main thread's, 1: the second thread's */
+static int iters;
+
+static void wait_turn(int me)
+{
+    pthread_mutex_lock(&turn_lock);
+    while (turn != me)
+        pthread_cond_wait(&turn_cond, &turn_lock);
+    pthread_mutex_unlock(&turn_lock);
+}
+
+static void pass_turn(int to)
+{
+    pthread_mutex_lock(&turn_lock);
+    turn = to;
+    pthread_cond_broadcast(&turn_cond);
+    pthread_mutex_unlock(&turn_lock);
+}
+
+static void *second_thread(void *arg)
+{
+    (void)arg;
+    CK(cuCtxSetCurrent(ctx));
+    pass_turn(0);                    /* ready */
+    for (int it = 0; it < iters; it++) {
+        wait_turn(1);
+        add(&a, s);
+        neg(&b, s);
+        CK(cuEventRecord(e1, s));
+        CK(cuStreamWaitEvent(s2, e1, 0));
+        add(&c, s2);
+        add(&c, s2);
+        neg(&c, s2);
+        CK(cuEventRecord(e2, s2));
+        pass_turn(0);
+    }
+    return NULL;
+}
+
+static void run_threads(void)
+{
+    pthread_t t;
+    turn = 1;
+    if (pthread_create(&t, NULL, second_thread, NULL) != 0) {
+        fprintf(stderr, "engine_cases: pthread_create failed\n");
+        exit(1);
+    }
+    for (int it = 0; it < iters; it++) {
+        wait_turn(0);
+        add(&a, s);
+        neg(&a, s);
+        add(&b, s);
+        pass_turn(1);
+        wait_turn(0);
+        CK(cuStreamWaitEvent(s, e2, 0));
+        neg(&c, s);
+        neg(&a, s);
+        add(&a, s);
+        neg(&b, s);
+        CK(cuStreamSynchronize(s));
+    }
+    pthread_join(t, NULL);
+}
+
+/* ---- legacy-nonblocking, legacy-blocking ---- */
+
+static void legacy_iteration(void)
+{
+    CUstream legacy = NULL;
+    add(&a, legacy);
+    CK(cuEventRecord(e1, legacy));
+    CK(cuStreamWaitEvent(s, e1, 0));
+    add(&b, s);
+    add(&a, legacy);
+    neg(&b, s);
+    neg(&a, legacy);
+    CK(cuEventRecord(e2, s));
+    CK(cuStreamWaitEvent(legacy, e2, 0));
+    add(&a, legacy);
+    neg(&a, legacy);
+    neg(&b, legacy);
+    CK(cuStreamSynchronize(legacy));
+}
+
+int main(int argc, char **argv)
+{
+    CUmodule mod;
+    const char *mode = argc > 1 ? argv[1] : "";
+    int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
+    int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
+             : !strcmp(mode, "attr-policy") ? 2 : -1;
+    int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
+
+    iters = argc > 2 ? atoi(argv[2]) : 0;
+    if ((attr < 0 && !legacy && strcmp(mode, "threads")) || iters <= 0 || every <= 0) {
+        fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
+                        "legacy-nonblocking|legacy-blocking ITER [EVERY]\n");
+        return 2;
+    }
+    prog_setup(&ctx, &mod);
+    CK(cuModuleGetFunction(&add_one, mod, "add_one"));
+    CK(cuModuleGetFunction(&scale, mod, "scale"));
+    CK(cuStreamCreate(&s, !strcmp(mode, "legacy-blocking") ? CU_STREAM_DEFAULT
+                                                           : CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAlloc(&a, sizeof host));
+    CK(cuMemAlloc(&b, sizeof host));
+    CK(cuMemAlloc(&c, sizeof host));
+    CK(cuMemsetD32(a, 1u, PROG_N));
+    CK(cuMemsetD32(b, 2u, PROG_N));
+    CK(cuMemsetD32(c, 3u, PROG_N));
+
+    if (attr >= 0) {
+        for (int it = 0; it < iters; it++)
+            attr_iteration(attr, it, every);
+    } else if (legacy) {
+        for (int it = 0; it < iters; it++)
+            legacy_iteration();
+    } else {
+        run_threads();
+    }
+
+    CK(cuMemcpyDtoH(host, a, sizeof host));
+    printf("engine_cases: a sum %ld\n", prog_sum_int(host, PROG_N));
+    CK(cuMemcpyDtoH(host, b, sizeof host));
+    printf("engine_cases: b sum %ld\n", prog_sum_int(host, PROG_N));
+    CK(cuMemcpyDtoH(host, c, sizeof host));
+    printf("engine_cases: c sum %ld\n", prog_sum_int(host, PROG_N));
+    if (attr >= 0) {
+        int v;
+        CK(cuFuncGetAttribute(&v, SMEM, add_one));
+        printf("engine_cases: add_one max dynamic shared memory %d\n", v);
+    }
+    printf("engine_cases: mode=%s iterations=%d launches=%ld\n", mode, iters, launches);
+    return 0;
+}
