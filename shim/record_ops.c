@@ -379,14 +379,25 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **
 
 int ag_smem_limit_changed;
 
-/* True when the driver says f may not ask for smem bytes of dynamic shared memory now
- * (a limit lowered after launches like this one were graphed: ag_smem_limit_changed). */
+/* True when f may not ask for smem bytes of dynamic shared memory now (a limit
+ * lowered after launches like this one were graphed: ag_smem_limit_changed), or when
+ * its limit cannot be read.  f may be a CUfunction or a CUkernel (cuLaunchKernel takes
+ * both; the runtime passes kernels): the function's limit is asked first, then the
+ * kernel's on the current device. */
 static int over_smem_limit(CUfunction f, unsigned smem)
 {
-    DRIVER_FN(get, cuFuncGetAttribute);
+    DRIVER_FN(func_get, cuFuncGetAttribute);
+    DRIVER_FN(kernel_get, cuKernelGetAttribute);
+    DRIVER_FN(ctx_device, cuCtxGetDevice);
+    const CUfunction_attribute max = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    CUdevice dev = 0;
     int limit = 0;
-    return get && get(&limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) ==
-                  CUDA_SUCCESS && (long)smem > (long)limit;
+    if (func_get && func_get(&limit, max, f) == CUDA_SUCCESS)
+        return (long)smem > (long)limit;
+    if (kernel_get && ctx_device && ctx_device(&dev) == CUDA_SUCCESS &&
+        kernel_get(&limit, max, (CUkernel)f, dev) == CUDA_SUCCESS)
+        return (long)smem > (long)limit;
+    return 1;
 }
 
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
