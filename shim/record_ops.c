@@ -176,10 +176,12 @@ struct ag_layout {
     int count;
     uint32_t total;
     uint32_t *offset, *size;
+    struct ag_layout *retired_next;  /* on the retired list once stale */
     UT_hash_handle hh;
 };
 
 static struct ag_layout *layouts;
+static struct ag_layout *retired_layouts;   /* stale, kept: ops may still point to them */
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned layout_generation = 1;
 #define LAYOUT_CACHE 16            /* per thread, direct-mapped by function */
@@ -239,7 +241,9 @@ static const struct ag_layout *layout_of(CUfunction f)
     HASH_FIND(hh, layouts, &key, sizeof key, l);
     if (l && l->generation != gen) {
         HASH_DEL(layouts, l);            /* stale: the old one stays allocated, as */
-        l = NULL;                        /* ops and graphs may still point to it */
+        l->retired_next = retired_layouts;   /* ops and graphs may still point to it */
+        retired_layouts = l;
+        l = NULL;
     }
     if (l == NULL) {
         l = calloc(1, sizeof *l);
