@@ -86,7 +86,7 @@ static unsigned context_policy(const char *name)
     if (has(name, "Synchronize"))
         return AG_FLUSH_SYNC;
     if (has(name, "Destroy") || has(name, "Release") || has(name, "Reset"))
-        return AG_FLUSH_CONTEXT | AG_POLICY_DROP_GRAPHS;
+        return AG_FLUSH_CONTEXT | AG_POLICY_DROP_GRAPHS | AG_POLICY_FORGET_LAYOUTS;
     return AG_FLUSH_NONE;   /* create, push/pop/set current: each op carries its context */
 }
 
@@ -107,8 +107,9 @@ static unsigned policy_of(const char *name, int cls)
     case AG_CLASS_GRAPH:
         return (has(name, "Launch") || has(name, "Upload")) ? AG_FLUSH_GRAPH : AG_FLUSH_NONE;
     case AG_CLASS_MODULE:            /* loads, unloads, function configuration */
-        return has(name, "Unload") || has(name, "Set") ? AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS
-                                                       : AG_FLUSH_MODULE;
+        if (has(name, "Unload"))
+            return AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS | AG_POLICY_FORGET_LAYOUTS;
+        return has(name, "Set") ? AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS : AG_FLUSH_MODULE;
     default:               return AG_FLUSH_NONE;   /* the resolver */
     }
 }

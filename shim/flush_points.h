@@ -39,6 +39,7 @@ enum {
     AG_POLICY_CAPTURE_BEGIN = 0x80,  /* after the call: the program's capture began */
     AG_POLICY_CAPTURE_END   = 0x100, /* after the call: the program's capture ended */
     AG_POLICY_STREAM_GONE   = 0x200, /* its first argument is a stream being destroyed */
+    AG_POLICY_FORGET_LAYOUTS = 0x400, /* function handles may be handed out again */
 };
 
 /* Policy of every entry point, by AG_EP_ id (filled by ag_flush_points_init).  Atomic:

@@ -27,19 +27,6 @@
 
 #include <pthread.h>
 
-typedef CUresult (*func_get_fn)(int *, CUfunction_attribute, CUfunction);
-typedef CUresult (*kernel_get_fn)(int *, CUfunction_attribute, CUkernel, CUdevice);
-
-static void *getter(void **cache, const char *name)
-{
-    void *fn = __atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (fn == NULL) {
-        fn = ag_driver_proc(name);
-        __atomic_store_n(cache, fn, __ATOMIC_RELAXED);
-    }
-    return fn;
-}
-
 /* ---- the last value set, per (handle, device, attribute) ---------------------- */
 
 #define SETS_SIZE 512                /* power of two; when full, nothing more is kept */
@@ -93,8 +80,7 @@ static void remember_set(CUresult result, uintptr_t handle, int dev, int attrib,
 
 static int func_attribute_is(CUfunction f, CUfunction_attribute attrib, int value)
 {
-    static void *cache;
-    func_get_fn get = (func_get_fn)getter(&cache, "cuFuncGetAttribute");
+    DRIVER_FN(get, cuFuncGetAttribute);
     int now = -1;
     CUresult rc = CUDA_ERROR_NOT_FOUND;
     if (same_as_last_set((uintptr_t)f, -1, attrib, value))
@@ -109,8 +95,7 @@ static int func_attribute_is(CUfunction f, CUfunction_attribute attrib, int valu
 static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute attrib,
                                int value)
 {
-    static void *cache;
-    kernel_get_fn get = (kernel_get_fn)getter(&cache, "cuKernelGetAttribute");
+    DRIVER_FN(get, cuKernelGetAttribute);
     int now = -1;
     CUresult rc = CUDA_ERROR_NOT_FOUND;
     if (same_as_last_set((uintptr_t)k, (int)dev, attrib, value))
@@ -130,7 +115,7 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
  * over a lowered limit is then never held (record_ops.c, ag_smem_limit_changed): it
  * fails at its call, as without the shim.  Any other
  * attribute: a flush point that drops every graph, as before. */
-static void changing(int entry, CUfunction_attribute attrib)
+static void changing(int entry, uintptr_t arg0, CUfunction_attribute attrib)
 {
     if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
         __atomic_store_n(&ag_smem_limit_changed, 1, __ATOMIC_RELAXED);
@@ -139,7 +124,7 @@ static void changing(int entry, CUfunction_attribute attrib)
         attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
         ag_engine_flush(AG_FLUSH_MODULE);
     else
-        ag_intercept_before(entry, (uintptr_t)attrib);
+        ag_intercept_before(entry, arg0);
 }
 
 /* The body of both wrappers: a flush point unless UNCHANGED holds; REMEMBER after. */
@@ -151,7 +136,7 @@ static void changing(int entry, CUfunction_attribute attrib)
     if (!ag_engine_running())                                                  \
         ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);           \
     else if (!(UNCHANGED))                                                     \
-        changing(AG_EP_##sym, attrib);                                         \
+        changing(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym, attrib);               \
     AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                    \
     REMEMBER;                                                                  \
     ag_call_done(AG_EP_##sym, result);                                         \

@@ -28,7 +28,6 @@
 #include "trace_cupti.h"
 
 #include <pthread.h>
-#include <string.h>
 
 
 extern const struct ag_backend ag_cuda_backend;
@@ -81,12 +80,8 @@ static inline int engine_wanted(void)
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
     ag_engine_before(entry, arg0);
-    /* an unloaded module or a destroyed context may hand its functions' handles out
-     * again; an attribute set changes no function's parameters */
-    if (ag_entry_class[entry] == AG_CLASS_MODULE || ag_entry_class[entry] == AG_CLASS_CONTEXT)
-        if ((ag_call_policy[entry] & AG_POLICY_DROP_GRAPHS) &&
-            strstr(ag_entry_name[entry], "Set") == NULL)
-            ag_record_forget_layouts();
+    if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
+        ag_record_forget_layouts();
 }
 
 /* Errors after which the context is unusable (a kernel faulted, ...): every later

@@ -39,14 +39,6 @@ void *ag_driver_proc(const char *name)
     return fn;
 }
 
-/* var = the driver's function `name`, looked up once (threads may race to: atomic) */
-#define DRIVER_FN(var, name) \
-    static __typeof__(&name) var##_cached; \
-    __typeof__(&name) var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
-    if (var == NULL) \
-        __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
-                         __ATOMIC_RELAXED)
-
 /* ---- scratch, streams ------------------------------------------------------------ */
 
 AG_TLS int ag_record_light;

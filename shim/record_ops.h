@@ -61,6 +61,14 @@ struct ag_copy_args { uint64_t dst, src; };
  * through the real cuGetProcAddress (for this header's CUDA version). */
 void *ag_driver_proc(const char *name);
 
+/* var = the driver's function `name`, looked up once (threads may race to: atomic) */
+#define DRIVER_FN(var, name) \
+    static __typeof__(&name) var##_cached; \
+    __typeof__(&name) var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
+    if (var == NULL) \
+        __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
+                         __ATOMIC_RELAXED)
+
 /* Set (intercept_attributes.c) once a function's dynamic shared memory limit has been
  * changed: from then on a kernel launch asking for dynamic shared memory is checked
  * against its function's limit now, and one over it is not recorded (it goes to the
