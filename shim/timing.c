@@ -16,8 +16,15 @@
  * ends at the return of a sync; a sync with no window open records nothing, and a
  * window still open at exit is not written.  Each window becomes one record
  * (latency, submits, ns inside the driver's own functions of those calls, calls the
- * engine held back); records go to a buffer of RECORDS under one lock, written to the
- * file when it fills and at exit (after a header; "# end windows N" closes it).  A
+ * engine held back).  The counts are the process's, not the thread's: every submit
+ * adds to one shared pool, and a window that ends takes what the pool holds, the
+ * submits of every thread since the last window ended in any thread.  A thread that
+ * submits but never waits (PyTorch's autograd thread launches the backward pass; the
+ * main thread synchronizes) is counted in the window of the thread that waits; the
+ * totals are exact (the three counts are taken one after the other, so a call racing
+ * with a window's end may be split between two windows).  Records go to a buffer of
+ * RECORDS under one lock, written to the file when it fills and at exit (after a
+ * header; "# end windows N" closes it).  A
  * forked child starts with an empty buffer and writes its own file (it needs %p in
  * the name: without it the child writes nothing, the parent's file stays whole).
  */
@@ -31,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,16 +47,21 @@
 
 _Atomic unsigned char ag_timing_role[AG_EP_COUNT];
 
-struct window {                             /* a window still open */
-    uint64_t start_ns, launch_ns;
-    uint32_t submits, held;
+struct window {                             /* this thread's window, while open */
+    uint64_t start_ns;
+    int open;
+};
+struct pool {                               /* what every thread submitted, not yet taken */
+    _Atomic uint64_t launch_ns;
+    _Atomic uint32_t submits, held;
 };
 struct record {                             /* a window ended: one line of the file */
     uint64_t latency_ns, launch_ns;
     uint32_t submits, held;
 };
 
-static AG_TLS struct window open_window;    /* submits == 0: none open */
+static AG_TLS struct window open_window;
+static struct pool pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct record records[RECORDS];
@@ -141,14 +154,16 @@ static void write_records(void)
 static void end_window(uint64_t t_end)
 {
     const struct window w = open_window;
-    if (w.submits == 0)
+    if (!w.open)
         return;
     open_window = (struct window){ 0 };
     pthread_mutex_lock(&lock);
     if (!done) {
         records[record_count++] = (struct record){
             .latency_ns = t_end > w.start_ns ? t_end - w.start_ns : 0,
-            .launch_ns = w.launch_ns, .submits = w.submits, .held = w.held,
+            .launch_ns = atomic_exchange(&pool.launch_ns, 0),
+            .submits = atomic_exchange(&pool.submits, 0),
+            .held = atomic_exchange(&pool.held, 0),
         };
         if (record_count == RECORDS)
             write_records();
@@ -158,20 +173,23 @@ static void end_window(uint64_t t_end)
 
 static inline void count_submit(uint64_t t_in)
 {
-    if (open_window.submits++ == 0)
+    if (!open_window.open) {
+        open_window.open = 1;
         open_window.start_ns = t_in;
+    }
+    atomic_fetch_add_explicit(&pool.submits, 1, memory_order_relaxed);
 }
 
 void ag_timing_submit(uint64_t t_in, uint64_t t_call, uint64_t t_ret)
 {
     count_submit(t_in);
-    open_window.launch_ns += t_ret - t_call;
+    atomic_fetch_add_explicit(&pool.launch_ns, t_ret - t_call, memory_order_relaxed);
 }
 
 void ag_timing_held(uint64_t t_in)
 {
     count_submit(t_in);
-    open_window.held++;
+    atomic_fetch_add_explicit(&pool.held, 1, memory_order_relaxed);
 }
 
 void ag_timing_call(int entry, uint64_t t_call, uint64_t t_ret)
@@ -229,6 +247,9 @@ static void after_fork_child(void)
     record_count = 0;
     windows_written = 0;
     open_window = (struct window){ 0 };
+    atomic_store(&pool.launch_ns, 0);
+    atomic_store(&pool.submits, 0);
+    atomic_store(&pool.held, 0);
     pthread_mutex_unlock(&lock);
 }
 

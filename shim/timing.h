@@ -2,7 +2,8 @@
  *
  * Per thread, a window runs from the first call that submits work to a stream (after
  * the thread's previous host synchronization) to the return of the call with which
- * the host waited for the device (timing.c says which calls are which).  The wrappers
+ * the host waited for the device (timing.c says which calls are which); its counts
+ * are those of every thread since the previous window ended.  The wrappers
  * tell timing.c about every such call: ag_timing_role[entry] is 0 for every entry
  * while AUTOGRAPH_TIMING is unset, so the cost then is one load and one well-predicted
  * branch per call.  No CUDA types here.

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,7 +20,8 @@
 
 struct compare_opts {
     int runs, warmup;
-    const char *svg, *json, *keep;
+    const char *svg, *json, *keep, *check;
+    regex_t check_re;                   /* --check, compiled (check != NULL) */
 };
 
 /* What every run needs. */
@@ -43,6 +45,26 @@ static int int_option(const char *name, const char *v, int min, int max, int *ou
     return 1;
 }
 
+/* --check REGEX: a POSIX extended regular expression, compiled once (the last
+ * --check given counts). */
+static int compile_check(struct compare_opts *o, const char *v)
+{
+    char why[256];
+    int rc;
+    if (o->check)
+        regfree(&o->check_re);
+    o->check = NULL;
+    rc = regcomp(&o->check_re, v, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        regerror(rc, &o->check_re, why, sizeof why);
+        regfree(&o->check_re);
+        usage_error("compare", "--check '%s': not a regular expression (%s)", v, why);
+        return -1;
+    }
+    o->check = v;
+    return 1;
+}
+
 static int compare_option(void *ctx, int argc, char **argv, int *i)
 {
     struct compare_opts *o = ctx;
@@ -52,6 +74,7 @@ static int compare_option(void *ctx, int argc, char **argv, int *i)
         { "--svg", &o->svg, NULL, 0, 0 },
         { "--json", &o->json, NULL, 0, 0 },
         { "--keep", &o->keep, NULL, 0, 0 },
+        { "--check", &o->check, NULL, 0, 0 },
     };
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         const char *v;
@@ -60,6 +83,8 @@ static int compare_option(void *ctx, int argc, char **argv, int *i)
             continue;
         if (r < 0)
             return -1;
+        if (opts[k].str == &o->check)
+            return compile_check(o, v);
         if (opts[k].str) {
             *opts[k].str = v;
             return 1;
@@ -180,17 +205,66 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
-/* The stdout of every run against off-1's: the off runs among themselves first (a
- * program whose output changes from run to run cannot be checked). */
-static enum outputs check_outputs(const char *base, int runs, const char **differ)
+/* The lines of file `path` that match `re`, one after the other (malloc'd, NULL if
+ * the file cannot be read); their count in *count. */
+static char *checked_lines(const char *path, const regex_t *re, size_t *len,
+                           unsigned long *count)
+{
+    char *line = NULL, *all = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    FILE *f = fopen(path, "r"), *mem = NULL;
+    *len = 0;
+    *count = 0;
+    if (f == NULL || (mem = open_memstream(&all, len)) == NULL) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    while ((n = getline(&line, &cap, f)) >= 0)
+        if (regexec(re, line, 0, NULL, 0) == 0) {
+            fwrite(line, 1, (size_t)n, mem);
+            ++*count;
+        }
+    free(line);
+    fclose(f);
+    fclose(mem);
+    return all;
+}
+
+/* 1 if the two files have the same lines matching `re` (NULL: the same bytes); the
+ * matching lines of `a` counted into *count. */
+static int same_output(const char *a, const char *b, const regex_t *re,
+                       unsigned long *count)
+{
+    size_t na, nb;
+    unsigned long cb;
+    char *x, *y;
+    int same;
+    if (re == NULL)
+        return same_file(a, b);
+    x = checked_lines(a, re, &na, count);
+    y = checked_lines(b, re, &nb, &cb);
+    same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* The stdout of every run against off-1's (only its lines matching `re`, unless NULL):
+ * the off runs among themselves first (a program whose output changes from run to run
+ * cannot be checked).  With `re`, off-1 must have a matching line. */
+static enum outputs check_outputs(const char *base, int runs, const regex_t *re,
+                                  unsigned long *lines, const char **differ)
 {
     static char name[32];
     char ref[PATH_MAX + 16], other[PATH_MAX + 32];
     snprintf(ref, sizeof ref, "%s/off-1/stdout", base);
+    *lines = 0;
     for (int side = OFF; side <= ON; side++)
         for (int i = side == OFF ? 2 : 1; i <= runs; i++) {
             snprintf(other, sizeof other, "%s/%s-%d/stdout", base, side_name[side], i);
-            if (same_file(ref, other))
+            if (same_output(ref, other, re, lines))
                 continue;
             if (side == OFF)
                 return OUT_UNSTABLE;
@@ -198,14 +272,16 @@ static enum outputs check_outputs(const char *base, int runs, const char **diffe
             *differ = name;
             return OUT_DIFFER;
         }
-    return OUT_SAME;
+    return re && *lines == 0 ? OUT_NO_MATCH : OUT_SAME;
 }
 
 /* After the runs: the figures, the report and its files; the exit status. */
 static int conclude(const struct run_ctx *c, struct side_data side[2], struct figures *f)
 {
     const char *svg = strcmp(c->o->svg, "none") == 0 ? NULL : c->o->svg;
-    f->outputs = check_outputs(c->base, c->o->runs, &f->differ_run);
+    f->check = c->o->check;
+    f->outputs = check_outputs(c->base, c->o->runs, c->o->check ? &c->o->check_re : NULL,
+                               &f->checked_lines, &f->differ_run);
     figures_compute(side, f);
     if (side[OFF].windows_all + side[ON].windows_all == 0)
         return fail(EXIT_RUN, "%s recorded no window (no CUDA work through the driver "
@@ -214,6 +290,9 @@ static int conclude(const struct run_ctx *c, struct side_data side[2], struct fi
         (svg && write_svg(svg, f, side) != 0))
         return EXIT_RUN;
     print_report(stdout, f, c->o->keep ? c->base : NULL, svg, c->o->json);
+    if (f->outputs == OUT_NO_MATCH)
+        return fail(EXIT_RUN, "--check '%s': no line of the program's stdout matches it",
+                    c->o->check);
     return f->outputs == OUT_DIFFER ? EXIT_DIFFER : EXIT_OK;
 }
 

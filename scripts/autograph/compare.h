@@ -34,7 +34,7 @@ struct side_figures {
     unsigned long windows;
 };
 
-enum outputs { OUT_SAME, OUT_DIFFER, OUT_UNSTABLE };
+enum outputs { OUT_SAME, OUT_DIFFER, OUT_UNSTABLE, OUT_NO_MATCH };
 
 struct figures {
     struct side_figures side[2];
@@ -47,6 +47,8 @@ struct figures {
     char *const *program;
     int runs, warmup;
     enum outputs outputs;
+    const char *check;                  /* --check REGEX, or NULL: all of stdout compared */
+    unsigned long checked_lines;        /* --check: the lines of stdout it matched (run off-1) */
     const char *differ_run;             /* OUT_DIFFER: the first on run that differed */
 };
 

@@ -95,10 +95,17 @@ static void print_speedup(FILE *out, const char *at, double x, const double spre
 
 static void print_outputs(FILE *out, const struct figures *f)
 {
-    if (f->outputs == OUT_SAME)
+    if (f->outputs == OUT_SAME && f->check)
+        fprintf(out, "stdout: the %lu line%s matching --check '%s' identical in all %d runs\n",
+                f->checked_lines, f->checked_lines == 1 ? "" : "s", f->check, 2 * f->runs);
+    else if (f->outputs == OUT_SAME)
         fprintf(out, "stdout: identical in all %d runs\n", 2 * f->runs);
     else if (f->outputs == OUT_UNSTABLE)
-        fprintf(out, "stdout: not compared: it differs between runs with graphing off\n");
+        fprintf(out, "stdout: not compared: it differs between runs with graphing off%s\n",
+                f->check ? " (in the lines matching --check)" : " (--check REGEX compares "
+                "only the lines that should not change)");
+    else if (f->outputs == OUT_NO_MATCH)
+        fprintf(out, "stdout: not compared: no line matches --check '%s'\n", f->check);
     else
         fprintf(out, "WARNING: stdout of run %s differs from run off-1: graphing changed "
                 "what the program printed\n", f->differ_run);
@@ -178,7 +185,7 @@ static void json_side(FILE *out, const char *name, const struct side_figures *s,
 
 static void json_body(FILE *out, const struct figures *f, const struct side_data side[2])
 {
-    static const char *const outputs[] = { "identical", "differ", "unstable" };
+    static const char *const outputs[] = { "identical", "differ", "unstable", "no_match" };
     fprintf(out, "{\n  \"format\": \"autograph compare v1\",\n  \"program\": [");
     for (int i = 0; f->program[i]; i++) {
         fputs(i ? ", " : "", out);
@@ -197,7 +204,12 @@ static void json_body(FILE *out, const struct figures *f, const struct side_data
     json_num(out, "graphed_share", f->graphed_share, ",\n  ");
     json_num(out, "launch_ns_per_window_off", f->side[OFF].launch_med, ",\n  ");
     json_num(out, "recovered_share", f->recovered, ",\n");
-    fprintf(out, "  \"stdout\": \"%s\"\n}\n", outputs[f->outputs]);
+    fprintf(out, "  \"stdout\": \"%s\", \"stdout_check\": ", outputs[f->outputs]);
+    if (f->check)
+        json_string(out, f->check);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"stdout_lines_checked\": %lu\n}\n", f->checked_lines);
 }
 
 int write_json(const char *path, const struct figures *f, const struct side_data side[2])

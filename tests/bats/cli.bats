@@ -173,6 +173,26 @@ windows() {
     done
 }
 
+@test "timing: a thread that submits and never waits is counted in the window of the thread that waits" {
+    # engine_cases threads: per iteration the main thread submits 8 calls (3 launches;
+    # a wait and 4 launches), the second thread 8 (5 launches, 2 records, a wait) and
+    # never synchronizes; the main thread's cuStreamSynchronize ends each window
+    [ -x build/sim/progs/engine_cases ] || skip "engine_cases not built (make sim)"
+    for m in on off; do
+        cli "p$m" run --set AUTOGRAPH="$m" --timing "$tmp/p$m.%p" -- \
+            build/sim/progs/engine_cases threads 20
+        [ "$rc" -eq 0 ]
+        f=$(echo "$tmp/p$m".[0-9]*)
+        tail -n 1 "$f" | grep -qx '# end windows 20'
+        # the first window also has the setup's submits; every other one both threads' 16
+        awk '/^w /{ if (++n > 1 && $3 != 16) bad++ } END{ exit bad > 0 || n != 20 }' "$f"
+    done
+    awk '/^w /{ if ($4 <= 0) bad++ } END{ exit bad > 0 }' "$tmp"/poff.[0-9]*
+    [ "$(windows "$(echo "$tmp"/poff.[0-9]*)" | cut -d' ' -f3)" -eq 0 ]
+    # graphing on: once built, both threads' work is held (a graph replays it)
+    [ "$(awk '/^w / && $5 == 16' "$tmp"/pon.[0-9]* | wc -l)" -ge 10 ]
+}
+
 @test "timing: unset writes nothing; an unwritable file is one line and the program runs on" {
     cli none run -- "$prog" 5 4 3
     [ "$rc" -eq 0 ]
@@ -257,7 +277,25 @@ PY
         "$tmp/differ.out"
     cli unstable compare -n 2 --svg none -- sh -c 'echo $$; exec "$0" 10 4 3' "$prog"
     [ "$rc" -eq 0 ]
-    grep -qx 'stdout: not compared: it differs between runs with graphing off' "$tmp/unstable.out"
+    grep -qx 'stdout: not compared: it differs between runs with graphing off (--check REGEX compares only the lines that should not change)' "$tmp/unstable.out"
+}
+
+@test "compare --check: only the matching lines of stdout are compared; none matching is status 2" {
+    cli chk compare -n 2 --svg none --json "$tmp/chk.json" --check '^result ' -- \
+        sh -c 'echo "pid $$"; echo "result 42"; exec "$0" 10 4 3' "$prog"
+    cat "$tmp/chk.out"
+    [ "$rc" -eq 0 ]
+    grep -qx "stdout: the 1 line matching --check '^result ' identical in all 4 runs" "$tmp/chk.out"
+    grep -q '"stdout": "identical", "stdout_check": "^result ", "stdout_lines_checked": 1' "$tmp/chk.json"
+    cli chkdiff compare -n 2 --svg none --check '^result ' -- \
+        sh -c 'echo "pid $$"; echo "result $AUTOGRAPH"; exec "$0" 10 4 3' "$prog"
+    [ "$rc" -eq 3 ]
+    grep -qx 'WARNING: stdout of run on-1 differs from run off-1: graphing changed what the program printed' \
+        "$tmp/chkdiff.out"
+    cli chknone compare -n 1 --svg none --check '^nothing' -- "$prog" 10 4 3
+    [ "$rc" -eq 2 ]
+    grep -qx "stdout: not compared: no line matches --check '^nothing'" "$tmp/chknone.out"
+    one_line chknone "^autograph: --check '\\^nothing': no line of the program's stdout matches it$"
 }
 
 @test "compare: a failing program, or one that never uses CUDA, is status 2 with the reason" {
@@ -278,6 +316,7 @@ PY
     usage badopt run --bogus -- true
     usage notswitch run --set FOO=1 -- true
     usage unknownswitch run --set AUTOGRAPH_FOO=1 -- true
+    usage badcheck compare --check '(' -- true
     usage noequals run --set AUTOGRAPH_WARMUP -- true
     usage liveness run --liveness maybe -- true
     usage novalue run --trace
