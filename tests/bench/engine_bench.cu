@@ -6,6 +6,12 @@
 //                                          (cudaStreamBeginCapture .. cudaGraphInstantiate),
 //                                          then cudaGraphLaunch + sync per iteration
 //                                          (run without the shim)
+//   engine_bench chunked  N ITERS WARMUP   the same N launches captured by hand into the
+//                                          graphs of the shim's default chunk plan (8 launches,
+//                                          doubling up to 256; a tail shorter than 8 joins the
+//                                          chunk before it), launched one after the other + sync
+//                                          per iteration (run without the shim): the cost of
+//                                          cutting a window into chunks, without the holding
 //   engine_bench norepeat N ITERS WARMUP   N launches then a sync, but the kernel, grid and
 //                                          block size change every launch (pseudo-random:
 //                                          no window ever repeats)
@@ -55,6 +61,20 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+/* The shim's default chunk plan (shim/engine_template.c, plan_chunks): the length of
+ * chunk c, which starts at op `pos` of `n`. */
+#define CHUNK_FIRST 8
+#define CHUNK_MAX 256
+#define MAX_CHUNKS 512
+static int chunk_len(int c, int pos, int n)
+{
+    int size = CHUNK_FIRST, len;
+    for (int i = 0; i < c; i++)
+        size = size * 2 < CHUNK_MAX ? size * 2 : CHUNK_MAX;
+    len = size < n - pos ? size : n - pos;
+    return n - (pos + len) < CHUNK_FIRST ? n - pos : len;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -72,8 +92,8 @@ static uint64_t splitmix(uint64_t *s)
 int main(int argc, char **argv)
 {
     if (argc != 5 || (strcmp(argv[1], "eager") && strcmp(argv[1], "graph") &&
-                      strcmp(argv[1], "norepeat"))) {
-        fprintf(stderr, "usage: %s eager|graph|norepeat N ITERS WARMUP\n", argv[0]);
+                      strcmp(argv[1], "chunked") && strcmp(argv[1], "norepeat"))) {
+        fprintf(stderr, "usage: %s eager|graph|chunked|norepeat N ITERS WARMUP\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -82,7 +102,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad N/ITERS/WARMUP\n");
         return 2;
     }
-    int norepeat = !strcmp(mode, "norepeat"), graph = !strcmp(mode, "graph");
+    int norepeat = !strcmp(mode, "norepeat"), chunked = !strcmp(mode, "chunked");
+    int graph = !strcmp(mode, "graph") || chunked;
     size_t elems = norepeat ? NR_ELEMS : T;
 
     cudaStream_t s;
@@ -92,15 +113,19 @@ int main(int argc, char **argv)
     CK(cudaMemsetAsync(x, 0x5a, elems * sizeof *x, s));
     CK(cudaStreamSynchronize(s));
 
-    cudaGraphExec_t exec = NULL;
-    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec[MAX_CHUNKS];
+    cudaGraph_t g[MAX_CHUNKS];
+    int nchunks = 0;
     if (graph) {
-        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        for (int j = 0; j < n; j++)
-            k_tiny<<<1, T, 0, s>>>(x, (unsigned)j);
-        CK(cudaGetLastError());
-        CK(cudaStreamEndCapture(s, &g));
-        CK(cudaGraphInstantiate(&exec, g, 0));
+        for (int j = 0, len; j < n; j += len, nchunks++) {
+            len = chunked ? chunk_len(nchunks, j, n) : n;
+            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+            for (int i = j; i < j + len; i++)
+                k_tiny<<<1, T, 0, s>>>(x, (unsigned)i);
+            CK(cudaGetLastError());
+            CK(cudaStreamEndCapture(s, &g[nchunks]));
+            CK(cudaGraphInstantiate(&exec[nchunks], g[nchunks], 0));
+        }
     }
 
     uint64_t rng = 12345;
@@ -110,7 +135,8 @@ int main(int argc, char **argv)
     for (int it = -warmup; it < iters; it++) {
         double t0 = now_us();
         if (graph) {
-            CK(cudaGraphLaunch(exec, s));
+            for (int c = 0; c < nchunks; c++)
+                CK(cudaGraphLaunch(exec[c], s));
         } else if (norepeat) {
             for (int j = 0; j < n; j++) {
                 uint64_t r = splitmix(&rng);
@@ -153,9 +179,9 @@ int main(int argc, char **argv)
     printf("\nmedian_us_per_kernel %.4f\nmean_us_per_kernel %.4f\n", med, sum / iters);
     printf("kernels_total %lld\nhash %016llx\n", (long long)(warmup + iters) * n,
            (unsigned long long)hash);
-    if (graph) {
-        CK(cudaGraphExecDestroy(exec));
-        CK(cudaGraphDestroy(g));
+    for (int c = 0; c < nchunks; c++) {
+        CK(cudaGraphExecDestroy(exec[c]));
+        CK(cudaGraphDestroy(g[c]));
     }
     CK(cudaFree(x));
     CK(cudaStreamDestroy(s));

@@ -9,6 +9,10 @@
 #          default; AG_EBENCH_MODE sets AUTOGRAPH explicitly)
 #   graph  a hand-written graph: the same N launches captured once, instantiated, then
 #          cudaGraphLaunch + sync per iteration (no shim): the target
+#   chunked  the same by hand, but captured into the graphs of the shim's default chunk
+#          plan (8, 16, 32, ... launches) launched one after the other (no shim): what
+#          cutting a window into chunks costs by itself, without holding or matching;
+#          graph / chunked and chunked / shim split the shim's gap to the target
 # plus the non-repeating loop (N_nr launches then a sync, kernel/grid/block changing every
 # launch, so no window ever repeats) without and with the shim: the engine's overhead
 # where it cannot help.  Process-to-process noise (several % on a VM) is above that goal
@@ -43,7 +47,7 @@
 #                      pinning; a list such as 2-3 if the engine ever gets a helper thread;
 #                      on the H100 one CPU gave less process-to-process noise than 2-3)
 #   AG_EBENCH_OUT      a folder to keep the raw samples and the shim's summaries in
-# Without a GPU: prints "skipped: no GPU" and exits 0.  ~2.5 minutes on an H100 by default.
+# Without a GPU: prints "skipped: no GPU" and exits 0.  ~3 minutes on an H100 by default.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -95,6 +99,7 @@ run_one() {
     eager) what=eager ;;
     shim) what=eager shimmed=1 ;;
     graph) what=graph ;;
+    chunked) what=chunked ;;
     nr_plain) what=norepeat ;;
     nr_shim) what=norepeat shimmed=1 ;;
     esac
@@ -115,12 +120,12 @@ run_one() {
     awk -v r="$r" '$1 == "median_us_per_kernel" { print r, $2 }' <<<"$out" >>"$raw/pm.$c.$side.$n"
 }
 
-tiny_sides=(eager shim graph)
+tiny_sides=(eager shim graph chunked)
 for ((r = 1; r <= rounds; r++)); do
     for n in "${ns[@]}"; do
         for c in "${cudarts[@]}"; do
-            for ((k = 0; k < 3; k++)); do   # rotate which side goes first
-                run_one "$c" "${tiny_sides[$(((k + r) % 3))]}" "$n" "$r"
+            for ((k = 0; k < ${#tiny_sides[@]}; k++)); do   # rotate which side goes first
+                run_one "$c" "${tiny_sides[$(((k + r) % ${#tiny_sides[@]}))]}" "$n" "$r"
             done
         done
     done
@@ -175,17 +180,19 @@ echo "- us/kernel = median over every timed iteration of $rounds processes per c
     "(iterations per process: $(for n in "${ns[@]}"; do printf '%s for N=%s, ' "$(iters_for "$n")" "$n"; done)$(iters_for "$nr_n") for the non-repeating loop, $nr_rounds processes per side)"
 echo "- graphed = launches_graphed / (launches_graphed + launches_eager) in the shim's summaries"
 echo
-echo "| N kernels / sync | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim / graph throughput | goal >= 0.95 (N >= 100) | shim speedup over eager | graphed |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| N kernels / sync | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim / graph throughput | goal >= 0.95 (N >= 100) | shim speedup over eager | graphed | hand-written, in the shim's chunks, us/kernel | graph / chunked | chunked / shim |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for n in "${ns[@]}"; do
     for c in "${cudarts[@]}"; do
         e=$(q "$raw/s.$c.eager.$n" 0.5)
         s=$(q "$raw/s.$c.shim.$n" 0.5)
         g=$(q "$raw/s.$c.graph.$n" 0.5)
-        read -r ratio speedup verdict < <(awk -v e="$e" -v s="$s" -v g="$g" -v n="$n" 'BEGIN {
+        k=$(q "$raw/s.$c.chunked.$n" 0.5)
+        read -r ratio speedup verdict gk ks < <(awk -v e="$e" -v s="$s" -v g="$g" -v k="$k" \
+            -v n="$n" 'BEGIN {
             r = g / s; v = (n < 100) ? "-" : (r >= 0.95 ? "ok" : "MISSED")
-            printf "%.3f %.2fx %s\n", r, e / s, v }')
-        echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") |"
+            printf "%.3f %.2fx %s %.3f %.3f\n", r, e / s, v, g / k, k / s }')
+        echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") | $k | $gk | $ks |"
     done
 done
 echo
@@ -221,23 +228,24 @@ echo "| non-repeating, in-process A/B | $rl | $d [$d25, $d75] | $ratio | $verdic
 echo
 echo "Means over every timed iteration (us/kernel; a periodic cost the median hides shows here) [p10, p90]:"
 echo
-echo "| loop | cudart | eager / no shim | shim | hand-written graph |"
-echo "|---|---|---|---|---|"
+echo "| loop | cudart | eager / no shim | shim | hand-written graph | hand-written, chunked |"
+echo "|---|---|---|---|---|---|"
 cell() { [ -s "$1" ] && echo "$(mean "$1") [$(q "$1" 0.1), $(q "$1" 0.9)]" || echo "-"; }
 for n in "${ns[@]}"; do
     for c in "${cudarts[@]}"; do
-        echo "| tiny N=$n | $c | $(cell "$raw/s.$c.eager.$n") | $(cell "$raw/s.$c.shim.$n") | $(cell "$raw/s.$c.graph.$n") |"
+        echo "| tiny N=$n | $c | $(cell "$raw/s.$c.eager.$n") | $(cell "$raw/s.$c.shim.$n") | $(cell "$raw/s.$c.graph.$n") | $(cell "$raw/s.$c.chunked.$n") |"
     done
 done
 for c in "${cudarts[@]}"; do
-    echo "| non-repeating N=$nr_n | $c | $(cell "$raw/s.$c.nr_plain.$nr_n") | $(cell "$raw/s.$c.nr_shim.$nr_n") | - |"
+    echo "| non-repeating N=$nr_n | $c | $(cell "$raw/s.$c.nr_plain.$nr_n") | $(cell "$raw/s.$c.nr_shim.$nr_n") | - | - |"
 done
 echo
 
 # every side of one loop computed the same bytes (same kernels, same iteration count)
 bad=0
 for n in "${ns[@]}"; do
-    hs=$(cat "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" | sort -u)
+    hs=$(cat "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" \
+        "$raw"/h.*.chunked."$n" | sort -u)
     if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
         echo "- RESULT MISMATCH, N=$n: result hashes differ between sides: $(paste -sd' ' <<<"$hs")"
         bad=1
