@@ -12,9 +12,11 @@
 #   make bench-trace   the trace benchmark alone
 #   make bench-torch   PyTorch training steps (tests/bench/torch_bench.sh): an MLP, a CNN and
 #                      a transformer encoder, eager / with the shim / the shim's launch-time
-#                      run (AUTOGRAPH=off AUTOGRAPH_TIMING) / torch.cuda.graph /
-#                      torch.compile reduce-overhead; needs python3 with PyTorch ("skipped"
-#                      and exit 0 without it or without a GPU; ~4 min on an H100); not part
+#                      run (AUTOGRAPH=off AUTOGRAPH_TIMING) / the in-process A/B (blocks
+#                      of steps with graphing off and on in one process) / torch.cuda.graph
+#                      / torch.compile reduce-overhead; needs python3 with PyTorch
+#                      ("skipped" and exit 0 without it or without a GPU; ~5 min per round
+#                      on an H100: AG_TORCH_BENCH_MODELS and _ROUNDS split it); not part
 #                      of make bench
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 

@@ -2,7 +2,7 @@
 """torch_models.py -- three unmodified-style PyTorch workloads, timed per step.
 
 usage: torch_models.py MODEL MODE [--steps S] [--warmup W] [--json FILE]
-                       [--infer] [--data pinned|device] [--batches K]
+                       [--infer] [--data pinned|device] [--batches K] [--ab BLOCK]
 
 MODEL  mlp          16 x Linear(1024, 1024) with ReLU between, batch 64, MSE loss,
                     SGD (momentum 0.9)
@@ -31,6 +31,17 @@ MODE   eager        plain PyTorch, one training step (zero_grad, forward, loss,
                     DataLoader with pin_memory=True does; "device": the K batches are
                     moved to the GPU once and used in turn
 --batches K         distinct batches, used in turn (default 4)
+--ab BLOCK          (eager mode only; BLOCK >= 2) in-process A/B under the shim, which
+                    must be loaded with graphing on (LD_PRELOAD=libautograph.so; else exit
+                    status 2): the warm-up runs graphed as usual, then the S steps
+                    (rounded up to whole pairs) run as pairs of blocks of BLOCK steps, one
+                    block "off" (autograph_disable() before it: the shim passes every call
+                    through, its graphs are kept) and one "on" (autograph_enable()); in
+                    pair p the "off" block goes first when p is even, second when p is
+                    odd.  A block's first step absorbs the switch and is not timed; its
+                    other BLOCK-1 steps are.  Graphing is on again after the last block.
+                    The same steps run as without --ab: the same sha256 when S is a
+                    whole number of pairs (a multiple of 2 x BLOCK)
 
 Deterministic: fixed seeds (weights from the CPU generator, data from a CPU
 torch.Generator), torch.use_deterministic_algorithms(True),
@@ -45,14 +56,30 @@ Output (stdout):
                     their own: they need not match eager bit for bit)
   step_us p50 <x> p90 <y> p99 <z> mean <m>
                     wall time per timed step (batch fetch + step + synchronize),
-                    time.perf_counter_ns (CLOCK_MONOTONIC), microseconds
-  steps <S>
+                    time.perf_counter_ns (CLOCK_MONOTONIC), microseconds (not with --ab)
+  ab_step_us off p50 <x> p90 <y> p99 <z> mean <m> on p50 <x> p90 <y> p99 <z> mean <m>
+                    (--ab only, instead of step_us) the same figures of the timed steps of
+                    all "off" blocks pooled, then of all "on" blocks
+  ab_pairs <N> ratio_p50 median <r> p25 <a> p75 <b> ratio_p90 median <r> p25 <a> p75 <b>
+                    (--ab only) per pair, the off block's p50 of its timed steps over the
+                    on block's (ratio_p50; ratio_p90 the same with p90): the median and
+                    quartiles over the N pairs (4 decimals); > 1: faster with graphing
+  ab_pair_ratios p50 <r1> .. <rN> p90 <r1> .. <rN>
+                    (--ab only) those per-pair ratios, pair by pair
+  steps <S>         the steps run after the warm-up (--ab: those of the blocks, timed or
+                    not)
   compile_cudagraph_skips <N>   (compile mode only) Inductor's count of graphs it ran
                     without CUDA graphs (0: all captured; -1: unknown)
 A line on stderr describes the run.  --json FILE also writes every figure and the
-per-step samples as JSON.  Exit status: 0 ok, 2 usage, 3 compile unavailable.
+per-step samples as JSON; with --ab "step_us" is null and "ab" holds block, pairs,
+step_us (off, on), ratio_p50 and ratio_p90 (median, p25, p75), pair_ratios (pair, first
+side, p50, p90) and samples_side / samples_pair (the side and pair of each entry of
+samples_us).  Exit status: 0 ok, 2 usage (--ab: also no shim, or a switch it refused:
+"torch_models.py: --ab: autograph_disable() returned <code>" on stderr), 3 compile
+unavailable.
 """
 import argparse
+import ctypes
 import hashlib
 import json
 import os
@@ -66,6 +93,7 @@ import torch.nn.functional as F  # noqa: E402
 
 MODELS = ("mlp", "cnn", "transformer")
 MODES = ("eager", "graph", "compile")
+EXIT_USAGE = 2
 EXIT_COMPILE_UNAVAILABLE = 3
 
 
@@ -308,6 +336,19 @@ def quantile(sorted_v, p):
     return sorted_v[int(p * (n - 1) + 0.5)]
 
 
+def figures(samples):
+    """p50, p90, p99 and mean of step times"""
+    s = sorted(samples)
+    return {"p50": quantile(s, 0.5), "p90": quantile(s, 0.9), "p99": quantile(s, 0.99),
+            "mean": sum(s) / len(s) if s else float("nan")}
+
+
+def spread(values):
+    """median and quartiles"""
+    s = sorted(values)
+    return {"median": quantile(s, 0.5), "p25": quantile(s, 0.25), "p75": quantile(s, 0.75)}
+
+
 def tensor_bytes(t):
     t = t.detach().reshape(-1).cpu().contiguous()    # reshape: 0-d tensors cannot view
     return t.view(torch.uint8).numpy().tobytes()
@@ -331,6 +372,131 @@ def compile_skips():
         return -1
 
 
+# --- in-process A/B (--ab) -------------------------------------------------------------
+
+def ab_first(pair):
+    """the side whose block goes first in a pair: "off" in even pairs, "on" in odd ones"""
+    return "off" if pair % 2 == 0 else "on"
+
+
+def ab_blocks(steps, block):
+    """[(pair, side)] of the blocks after the warm-up: `steps` rounded up to whole pairs
+    of blocks of `block` steps, the side going first alternating"""
+    blocks = []
+    for pair in range(-(-steps // (2 * block))):
+        first = ab_first(pair)
+        blocks += [(pair, first), (pair, "on" if first == "off" else "off")]
+    return blocks
+
+
+def ratio(a, b):
+    return a / b if b > 0 else float("nan")
+
+
+def ab_figures(timed):
+    """timed: [(pair, side, us)] of the timed steps -> the --ab figures: each side's pooled
+    figures, and per pair the off block's p50 and p90 over the on block's"""
+    per = {}
+    for pair, side, us in timed:
+        per.setdefault(pair, {"off": [], "on": []})[side].append(us)
+    pairs = []
+    for pair in sorted(per):
+        off, on = sorted(per[pair]["off"]), sorted(per[pair]["on"])
+        pairs.append({"pair": pair, "first": ab_first(pair),
+                      "p50": ratio(quantile(off, 0.5), quantile(on, 0.5)),
+                      "p90": ratio(quantile(off, 0.9), quantile(on, 0.9))})
+    return {"step_us": {side: figures([us for _, s, us in timed if s == side])
+                        for side in ("off", "on")},
+            "pairs": len(pairs), "pair_ratios": pairs,
+            "ratio_p50": spread([r["p50"] for r in pairs]),
+            "ratio_p90": spread([r["p90"] for r in pairs])}
+
+
+def ab_lines(ab):
+    """the stdout lines of --ab (without sha256 and steps)"""
+    def fig(side):
+        f = ab["step_us"][side]
+        return "%s p50 %.1f p90 %.1f p99 %.1f mean %.1f" % (side, f["p50"], f["p90"],
+                                                            f["p99"], f["mean"])
+
+    def spr(q):
+        f = ab["ratio_" + q]
+        return "ratio_%s median %.4f p25 %.4f p75 %.4f" % (q, f["median"], f["p25"],
+                                                            f["p75"])
+
+    def per_pair(q):
+        return q + "".join(" %.4f" % r[q] for r in ab["pair_ratios"])
+    return ["ab_step_us %s %s" % (fig("off"), fig("on")),
+            "ab_pairs %d %s %s" % (ab["pairs"], spr("p50"), spr("p90")),
+            "ab_pair_ratios %s %s" % (per_pair("p50"), per_pair("p90"))]
+
+
+def usage_exit(msg):
+    print("torch_models.py: " + msg, file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
+class Shim:
+    """autograph_disable / autograph_enable of the preloaded shim, through ctypes"""
+
+    NAMES = {"off": "autograph_disable", "on": "autograph_enable"}
+
+    def __init__(self):
+        lib = ctypes.CDLL(None)                      # RTLD_DEFAULT: LD_PRELOAD included
+        self.fns = {}
+        for side, name in self.NAMES.items():
+            fn = getattr(lib, name, None)
+            if fn is None:
+                usage_exit("--ab needs the shim loaded (LD_PRELOAD=libautograph.so)")
+            fn.argtypes = []
+            fn.restype = ctypes.c_int
+            self.fns[side] = fn
+
+    def switch(self, side):
+        """graphing off ("off") or on ("on"); exit status 2 if the shim refuses"""
+        rc = self.fns[side]()
+        if rc != 0:
+            why = " (AUTOGRAPH=off)" if rc == -2 else ""
+            usage_exit("--ab: %s() returned %d%s" % (self.NAMES[side], rc, why))
+
+
+# --- the timed loop ----------------------------------------------------------------------
+
+def timed_step(step, i):
+    """(the step's tensor, its wall time with the synchronize in us)"""
+    t0 = time.perf_counter_ns()
+    out = step(i)
+    torch.cuda.synchronize()
+    return out, (time.perf_counter_ns() - t0) / 1000.0
+
+
+def run_plain(step, first, warmup, steps):
+    """the warm-up then `steps` timed steps: (last tensor, [us])"""
+    out, samples = None, []
+    for k in range(warmup + steps):
+        out, us = timed_step(step, first + k)
+        if k >= warmup:
+            samples.append(us)
+    return out, samples
+
+
+def run_ab(step, first, warmup, blocks, block, shim):
+    """the warm-up (graphing on), then the blocks: (last tensor, [(pair, side, us)])"""
+    out, timed = None, []
+    for k in range(warmup):
+        out, _ = timed_step(step, first + k)
+    k = warmup
+    for pair, side in blocks:
+        shim.switch(side)
+        for j in range(block):
+            out, us = timed_step(step, first + k)
+            k += 1
+            if j > 0:                   # the block's first step absorbs the switch
+                timed.append((pair, side, us))
+    shim.switch("on")
+    return out, timed
+
+
 def one_line(e):
     text = str(e).strip().splitlines()
     return "%s: %s" % (type(e).__name__, text[0] if text else "")
@@ -340,18 +506,29 @@ def main():
     ap = argparse.ArgumentParser(description="PyTorch workloads, timed per step")
     ap.add_argument("model", choices=MODELS)
     ap.add_argument("mode", choices=MODES)
-    ap.add_argument("--steps", type=int, default=200, help="timed steps (default 200)")
+    ap.add_argument("--steps", type=int, default=200,
+                    help="timed steps (default 200; --ab: the steps of the blocks, "
+                         "rounded up to whole pairs)")
     ap.add_argument("--warmup", type=int, default=30,
                     help="untimed steps first (default 30)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--infer", action="store_true", help="forward only, no training")
     ap.add_argument("--data", choices=("pinned", "device"), default="pinned")
     ap.add_argument("--batches", type=int, default=4)
+    ap.add_argument("--ab", type=int, metavar="BLOCK",
+                    help="in-process A/B under the shim: blocks of BLOCK steps with "
+                         "graphing off and on (eager mode only)")
     args = ap.parse_args()
     if args.steps < 1 or args.warmup < 0 or args.batches < 1:
         ap.error("--steps >= 1, --warmup >= 0, --batches >= 1")
+    if args.ab is not None and (args.ab < 2 or args.mode != "eager"):
+        ap.error("--ab BLOCK: BLOCK >= 2, and only with mode eager")
     if not torch.cuda.is_available():
         sys.exit("torch_models.py: no CUDA device")
+    shim = None
+    if args.ab is not None:
+        shim = Shim()
+        shim.switch("on")               # graphing must be on (AUTOGRAPH=off refuses)
 
     set_deterministic()
     dev = torch.device("cuda")
@@ -387,40 +564,47 @@ def main():
             print("torch_models.py: compile unavailable:", repr(e), file=sys.stderr)
             sys.exit(EXIT_COMPILE_UNAVAILABLE)
 
-    samples = []
-    out = None
-    for k in range(args.warmup + args.steps):
-        t0 = time.perf_counter_ns()
-        out = step(pre + k)
-        torch.cuda.synchronize()
-        t1 = time.perf_counter_ns()
-        if k >= args.warmup:
-            samples.append((t1 - t0) / 1000.0)
+    fig = ab = None
+    if shim is None:
+        out, samples = run_plain(step, pre, args.warmup, args.steps)
+        ran = len(samples)
+        fig = figures(samples)
+    else:
+        blocks = ab_blocks(args.steps, args.ab)
+        out, timed = run_ab(step, pre, args.warmup, blocks, args.ab, shim)
+        ran = len(blocks) * args.ab
+        samples = [us for _, _, us in timed]
+        ab = ab_figures(timed)
+        ab.update({"block": args.ab, "samples_side": [side for _, side, _ in timed],
+                   "samples_pair": [pair for pair, _, _ in timed]})
     if args.mode == "compile":
         skips = compile_skips()
 
     sha = digest(model, out)
-    s = sorted(samples)
-    fig = {"p50": quantile(s, 0.5), "p90": quantile(s, 0.9), "p99": quantile(s, 0.99),
-           "mean": sum(s) / len(s) if s else float("nan")}
     print("sha256", sha)
-    print("step_us p50 %.1f p90 %.1f p99 %.1f mean %.1f"
-          % (fig["p50"], fig["p90"], fig["p99"], fig["mean"]))
-    print("steps", len(samples))
+    if ab is None:
+        print("step_us p50 %.1f p90 %.1f p99 %.1f mean %.1f"
+              % (fig["p50"], fig["p90"], fig["p99"], fig["mean"]))
+    else:
+        print("\n".join(ab_lines(ab)))
+    print("steps", ran)
     if skips is not None:
         print("compile_cudagraph_skips", skips)
     sys.stdout.flush()
-    print("torch_models.py: %s %s%s, data %s x%d, torch %s (CUDA %s), %s, %d warm-up + %d"
-          " timed steps" % (args.model, args.mode, " (inference)" if args.infer else "",
-                            args.data, args.batches, torch.__version__, torch.version.cuda,
-                            torch.cuda.get_device_name(0), args.warmup, len(samples)),
-          file=sys.stderr)
+    how = "%d timed steps" % ran
+    if ab is not None:
+        how = "%d steps in %d pairs of blocks of %d, graphing off and on (%d timed)" % (
+            ran, ab["pairs"], args.ab, len(samples))
+    print("torch_models.py: %s %s%s, data %s x%d, torch %s (CUDA %s), %s, %d warm-up + %s"
+          % (args.model, args.mode, " (inference)" if args.infer else "", args.data,
+             args.batches, torch.__version__, torch.version.cuda,
+             torch.cuda.get_device_name(0), args.warmup, how), file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "mode": args.mode, "infer": args.infer,
                        "data": args.data, "batches": args.batches, "warmup": args.warmup,
-                       "steps": len(samples), "sha256": sha, "step_us": fig,
-                       "samples_us": samples, "compile_cudagraph_skips": skips,
+                       "steps": ran, "sha256": sha, "step_us": fig,
+                       "samples_us": samples, "ab": ab, "compile_cudagraph_skips": skips,
                        "torch": torch.__version__, "cuda": torch.version.cuda,
                        "device": torch.cuda.get_device_name(0)}, f, indent=1)
             f.write("\n")
