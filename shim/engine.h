@@ -45,6 +45,14 @@ struct ag_engine_params {
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p);
 int ag_engine_running(void);
 
+/* autograph_disable() in effect (read unlocked): recordable calls go straight to the
+ * driver, unrecorded, as with AUTOGRAPH=off; flush points still reach the engine. */
+extern int ag_engine_paused;
+static inline int ag_engine_is_paused(void)
+{
+    return __atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED);
+}
+
 /* Whether to record the next op light (a hint: ag_engine_offer has the last word). */
 int ag_engine_light_hint(void);
 int ag_engine_offer(struct ag_op *op);

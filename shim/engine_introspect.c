@@ -74,13 +74,18 @@ void ag_introspect_unlock(int taken)
         ag_engine_unlock();
 }
 
-/* autograph_disable / _enable.  Paused, ag_engine_offer lets every op through; the
- * ops a replay holds go out first, in order (ops after them must not overtake). */
+int ag_engine_paused;
+
+/* autograph_disable / _enable.  Paused, the wrappers pass recordable calls straight
+ * to the driver (ag_engine_is_paused) and ag_engine_offer lets through any that was
+ * already on its way; the ops a replay holds go out first, in order (ops after them
+ * must not overtake). */
 void ag_introspect_pause(int paused)
 {
     if (paused && ag_eng.r.t)
         ag_replay_abort("autograph_disable()");
     ag_eng.paused = paused;
+    __atomic_store_n(&ag_engine_paused, paused, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }
 

@@ -73,7 +73,7 @@ static inline int engine_wanted(void)
         pthread_once(&decide_once, decide_engine);
         state = __atomic_load_n(&engine_state, __ATOMIC_ACQUIRE);
     }
-    return state > 0;
+    return state > 0 && !ag_engine_is_paused();
 }
 
 /* Called by forwarding wrappers whose entry point has a flush policy. */
