@@ -59,6 +59,23 @@ double ag_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An op arrives (full path): the program's time since the last op issued eagerly. */
+static void note_arrival(struct ag_window *w)
+{
+    if (w->last_return_ns) {
+        w->program_ns += now_ns() - w->last_return_ns;
+        w->program_gaps++;
+        w->last_return_ns = 0;
+    }
+}
+
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p)
 {
     pthread_mutex_lock(&engine_lock);
@@ -260,6 +277,8 @@ int ag_engine_offer(struct ag_op *op)
         ag_replay_abort("an op of another context");
     if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
         end_window(AG_FLUSH_CONTEXT);
+    if (ag_eng.p.chunk_slow_ns)
+        note_arrival(&ag_eng.w);
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
     o = ag_window_append(&ag_eng.w, op);
@@ -300,6 +319,8 @@ static void after_eager(const struct ag_op *op, int result)
 void ag_engine_done(const struct ag_op *op, int result)
 {
     after_eager(op, result);
+    if (ag_eng.p.chunk_slow_ns && op->slot != 0xff)
+        ag_eng.w.last_return_ns = now_ns();
     pthread_mutex_unlock(&engine_lock);
 }
 

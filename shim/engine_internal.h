@@ -77,6 +77,10 @@ struct ag_window {
     struct ag_evpos evmap[AG_EVMAP_SIZE];
     /* period detection over ops [period_base, n) that were issued eagerly */
     size_t period_base, period, run;
+    /* the program's own time between its calls: from the return of an op issued
+     * eagerly to the arrival of the next op (full path only; engine.c) */
+    uint64_t last_return_ns, program_ns;
+    uint32_t program_gaps;
     struct ag_lastpos last[AG_LAST_SIZE];
 };
 
@@ -116,6 +120,7 @@ struct ag_template {
     uint64_t start_key;         /* key of its first op */
     uintptr_t ctx;              /* context of its ops */
     int nops, nslots, nchunks;
+    int paced;                  /* chunks do not double (engine_template.c) */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
     struct ag_top *ops;
     unsigned char *shapes;
@@ -151,6 +156,7 @@ struct ag_stats {
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
+    unsigned long paced;        /* templates of slow programs: chunks not doubling */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];

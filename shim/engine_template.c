@@ -11,6 +11,7 @@
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,33 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
     out->hash = top->hash;
 }
 
-/* Chunk boundaries: chunk_first ops, doubling up to chunk_max; a tail shorter than
- * chunk_first joins the chunk before it. */
+/* The next chunk's size after one of `size` ops: double (up to chunk_max), or the
+ * same when the template is paced. */
+static int next_size(const struct ag_template *t, int size)
+{
+    if (t->paced)
+        return size;
+    return size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+}
+
+/* Paced: the program spends more than chunk_slow_ns of its own time between its
+ * calls (mean over the window's eager ops).  Such a program (Python, a dispatcher,
+ * host work) is slower than the GPU: the ops of a big chunk would wait for the
+ * program long after the GPU could have run them, and the last chunk's GPU time
+ * would come on top of the window.  Its chunks stay chunk_first ops long. */
+static void decide_pacing(struct ag_template *t, const struct ag_window *w)
+{
+    uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
+    t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= (uint32_t)t->nops / 2 &&
+               mean > (uint64_t)ag_eng.p.chunk_slow_ns;
+    ag_eng.s.paced += t->paced;
+    ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
+           "gaps): chunks %s", t->id, t->nops, mean / 1e3, w->program_gaps,
+           t->paced ? "paced (not doubling)" : "doubling");
+}
+
+/* Chunk boundaries: chunk_first ops, doubling up to chunk_max (paced: all of
+ * chunk_first); a tail shorter than chunk_first joins the chunk before it. */
 static int plan_chunks(struct ag_template *t)
 {
     int count = 0, pos = 0, size = ag_eng.p.chunk_first;
@@ -106,7 +132,7 @@ static int plan_chunks(struct ag_template *t)
             len = t->nops - pos;
         pos += len;
         count++;
-        size = size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+        size = next_size(t, size);
     }
     t->chunks = calloc((size_t)count, sizeof *t->chunks);
     if (t->chunks == NULL)
@@ -120,7 +146,7 @@ static int plan_chunks(struct ag_template *t)
         t->chunks[c].begin = pos;
         t->chunks[c].end = pos + len;
         pos += len;
-        size = size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+        size = next_size(t, size);
     }
     t->nchunks = count;
     return 1;
@@ -255,13 +281,16 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts)
 {
     struct ag_template *t = calloc(1, sizeof *t);
-    int rc = -1;
+    int rc = -1, copied;
 
     if (t == NULL)
         return NULL;
     t->id = ++ag_eng.next_template_id;
     t->nops = (int)(b - a);
-    if (copy_ops(t, w, a) && plan_chunks(t)) {
+    copied = copy_ops(t, w, a);
+    if (copied)
+        decide_pacing(t, w);
+    if (copied && plan_chunks(t)) {
         rc = 0;
         for (int c = 0; c < t->nchunks && rc == 0; c++) {
             rc = build_chunk(t, &t->chunks[c], w, a);

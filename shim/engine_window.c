@@ -56,6 +56,9 @@ void ag_window_reset(struct ag_window *w)
     w->period_base = 0;
     w->period = 0;
     w->run = 0;
+    w->last_return_ns = 0;
+    w->program_ns = 0;
+    w->program_gaps = 0;
     if (++w->gen == 0) {            /* generations wrapped: clear for real */
         memset(w->evmap, 0, sizeof w->evmap);
         memset(w->last, 0, sizeof w->last);

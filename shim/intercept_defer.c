@@ -42,7 +42,8 @@ static void decide_engine(void)
     const struct ag_config *cfg = ag_config();
     struct ag_engine_params p = {
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
-        .chunk_max = cfg->chunk_max, .max_variants = cfg->max_variants,
+        .chunk_max = cfg->chunk_max, .chunk_slow_ns = cfg->chunk_slow_us * 1000,
+        .max_variants = cfg->max_variants,
         .period_min = cfg->period_min, .light_after = cfg->light_after,
         .skim_after = cfg->skim_after,
         .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,

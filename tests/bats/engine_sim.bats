@@ -331,19 +331,20 @@ called() {
 }
 
 # cases ARG... : build/sim/progs/engine_cases ARG... without the shim (run "plain") and
-# with it and AUTOGRAPH_EXPLAIN=1 (run "shim"; explain lines in $tmp/shim.err); fails
-# unless both exit 0 with the same stdout and SIM_LOG; loads the summary into S and
-# prints the counters the tests below look at
+# with it and AUTOGRAPH_EXPLAIN=1 (run "shim"; explain lines in $tmp/shim.err; more
+# variables for it in the array CASES_ENV); fails unless both exit 0 with the same
+# stdout and SIM_LOG; loads the summary into S and prints the counters the tests below
+# look at
 cases() {
-    local k line="engine_cases $*:"
+    local k line="engine_cases $*${CASES_ENV:+ (${CASES_ENV[*]})}:"
     [ -x build/sim/progs/engine_cases ] || skip "engine_cases not built (make sim)"
     sim_run plain engine_cases -- "$@"
     sim_run shim engine_cases LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_EXPLAIN=1 -- "$@"
+        AUTOGRAPH_EXPLAIN=1 "${CASES_ENV[@]}" -- "$@"
     same plain shim "engine_cases $*" || return 1
     load shim
-    for k in windows templates replays launches_graphed launches_eager retired \
-             "flush module" "flush sync" "skip legacy_mix"; do
+    for k in windows templates templates_paced replays chunk_launches launches_graphed \
+             launches_eager retired "flush module" "flush sync" "skip legacy_mix"; do
         line+=" ${k// /_}=${S[$k]:-0}"
     done
     echo "$line"
@@ -399,4 +400,19 @@ want() {
     want "skip legacy_mix" -eq 40    # every window
     want launches_graphed -eq 0
     grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
+}
+
+@test "engine_cases: a program slower than its GPU work gets chunks that do not double (paced); AUTOGRAPH_CHUNK_SLOW_US=0 keeps doubling" {
+    local CASES_ENV=()
+    # 40 launches, the program busy 5 us before each: chunks of 8 (5 per replay)
+    cases slow 30 5
+    want templates_paced -eq 1
+    want replays -ge 20
+    want chunk_launches -eq $((5 * ${S[replays]}))
+    # the same with the rule off: 8, 16, 16 (3 per replay)
+    CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0)
+    cases slow 30 5
+    want templates_paced -eq 0
+    want replays -ge 20
+    want chunk_launches -eq $((3 * ${S[replays]}))
 }

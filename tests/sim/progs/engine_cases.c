@@ -30,6 +30,10 @@
  *                   launch on legacy, e1 recorded there, s waits for it, 2 launches on
  *                   s while 2 on legacy, e2 recorded on s, legacy waits for it, 3
  *                   launches on legacy, cuStreamSynchronize(0).
+ *   slow            created non-blocking stream s; each iteration: 40 launches on s
+ *                   (add_one on a, scale on b in turn), the program busy for EVERY
+ *                   microseconds (default 1; 0: not at all) before each, then
+ *                   cuStreamSynchronize(s): a program slower than its GPU work.
  *
  * stdout: the sums of a, b and c at the end, add_one's shared memory limit (attr
  * modes) and "engine_cases: mode=M iterations=N launches=L".  Exit status 0, 1 on an
@@ -155,6 +159,29 @@ static void run_threads(void)
     pthread_join(t, NULL);
 }
 
+/* ---- slow ---- */
+
+static void busy_us(int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+
+static void slow_iteration(int us)
+{
+    for (int k = 0; k < 40; k++) {
+        busy_us(us);
+        if (k % 2)
+            neg(&b, s);
+        else
+            add(&a, s);
+    }
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- legacy-nonblocking, legacy-blocking ---- */
 
 static void legacy_iteration(void)
@@ -180,14 +207,16 @@ int main(int argc, char **argv)
     CUmodule mod;
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
+    int slow = !strcmp(mode, "slow");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && strcmp(mode, "threads")) || iters <= 0 || every <= 0) {
+    if ((attr < 0 && !legacy && !slow && strcmp(mode, "threads")) || iters <= 0 ||
+        every < (slow ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking ITER [EVERY]\n");
+                        "legacy-nonblocking|legacy-blocking|slow ITER [EVERY]\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -211,6 +240,9 @@ int main(int argc, char **argv)
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
+    } else if (slow) {
+        for (int it = 0; it < iters; it++)
+            slow_iteration(every);
     } else {
         run_threads();
     }
