@@ -40,6 +40,12 @@ struct ag_backend {
      * was made without a non-blocking flag), 0 when it does not.  NULL: always 1. */
     int (*stream_blocking)(uintptr_t stream);
 
+    /* Kernel op `op` (as recorded) and a call of entry point `entry` unloading the
+     * module or library `handle` (its first argument): 1 when op's function goes with
+     * it, 0 when it does not, -1 when the backend cannot tell.  NULL: always -1 (every
+     * unload drops every graph). */
+    int (*kernel_unloaded)(const struct ag_op *op, int entry, uintptr_t handle);
+
     /* Introspection (include/autograph.h, AUTOGRAPH_DEBUG_DUMP); NULL where a backend
      * has none.  dump_dot writes a built graph to `path` as Graphviz DOT (verbose:
      * every node's parameters); graph_data describes `graph` instantiated as `exec`

@@ -408,6 +408,13 @@ static int backend_stream_blocking(uintptr_t stream)
     return !(flags & CU_STREAM_NON_BLOCKING);
 }
 
+/* ---- unloads ----------------------------------------------------------------------- */
+
+static int backend_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handle)
+{
+    return ag_record_kernel_unloaded(op, entry, handle);
+}
+
 const struct ag_backend ag_cuda_backend = {
     .issue = backend_issue,
     .build = backend_build,
@@ -415,6 +422,7 @@ const struct ag_backend ag_cuda_backend = {
     .patch = backend_patch,
     .launch = backend_launch,
     .stream_blocking = backend_stream_blocking,
+    .kernel_unloaded = backend_kernel_unloaded,
     .release_graph = backend_release_graph,
     .release_exec = backend_release_exec,
     .dump_dot = ag_cuda_dump_dot,           /* backend_cuda_inspect.c */

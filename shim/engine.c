@@ -399,7 +399,9 @@ void ag_engine_before(int entry, uintptr_t arg0)
     if (policy & AG_POLICY_STREAM_GONE)
         ag_stream_gone(arg0);
     if (policy & AG_POLICY_DROP_GRAPHS)
-        drop_all("a module was unloaded, a function reconfigured or a context destroyed");
+        drop_all("a function was reconfigured or a context destroyed");
+    if (policy & AG_POLICY_UNLOAD)
+        ag_templates_drop_unloaded(entry, arg0);
     pthread_mutex_unlock(&engine_lock);
 }
 

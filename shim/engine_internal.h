@@ -230,6 +230,7 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
                     const uintptr_t *slot_key);
 void ag_template_retire(struct ag_template *t, const char *why);
 int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
+int ag_templates_drop_unloaded(int entry, uintptr_t handle);
 int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
                            const void *arg, const char *why);
 void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,

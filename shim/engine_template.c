@@ -416,6 +416,35 @@ int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why)
     return dropped;
 }
 
+/* ---- modules the program unloads ------------------------------------------------ */
+
+struct unload { int entry; uintptr_t handle; };
+
+/* Whether a kernel of t goes with the unload (or the backend cannot tell). */
+static int template_uses_unloaded(const struct ag_template *t, const void *arg)
+{
+    const struct unload *u = arg;
+    struct ag_op view;
+    for (int i = 0; i < t->nops; i++) {
+        if (t->ops[i].kind != AG_OP_KERNEL)
+            continue;
+        ag_template_op_view(t, i, NULL, &view);
+        if (ag_eng.be->kernel_unloaded == NULL ||
+            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A call of `entry` unloads module or library `handle`: drops the graphs with a kernel
+ * of it (and those the backend cannot tell about).  Returns how many. */
+int ag_templates_drop_unloaded(int entry, uintptr_t handle)
+{
+    struct unload u = { entry, handle };
+    return ag_templates_retire_if(template_uses_unloaded, &u,
+                                  "a module or library of its kernels was unloaded");
+}
+
 /* Retires every built template for which uses(t, arg) holds (ending its replay
  * first if one is running).  Returns how many. */
 int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),

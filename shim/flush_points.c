@@ -108,7 +108,7 @@ static unsigned policy_of(const char *name, int cls)
         return (has(name, "Launch") || has(name, "Upload")) ? AG_FLUSH_GRAPH : AG_FLUSH_NONE;
     case AG_CLASS_MODULE:            /* loads, unloads, function configuration */
         if (has(name, "Unload"))
-            return AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS | AG_POLICY_FORGET_LAYOUTS;
+            return AG_FLUSH_MODULE | AG_POLICY_UNLOAD | AG_POLICY_FORGET_LAYOUTS;
         return has(name, "Set") ? AG_FLUSH_MODULE | AG_POLICY_DROP_GRAPHS : AG_FLUSH_MODULE;
     default:               return AG_FLUSH_NONE;   /* the resolver */
     }

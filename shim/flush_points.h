@@ -40,6 +40,8 @@ enum {
     AG_POLICY_CAPTURE_END   = 0x100, /* after the call: the program's capture ended */
     AG_POLICY_STREAM_GONE   = 0x200, /* its first argument is a stream being destroyed */
     AG_POLICY_FORGET_LAYOUTS = 0x400, /* function handles may be handed out again */
+    AG_POLICY_UNLOAD        = 0x800, /* its first argument is a module or library being
+                                      * unloaded: graphs with its kernels are dropped */
 };
 
 /* Policy of every entry point, by AG_EP_ id (filled by ag_flush_points_init).  Atomic:

@@ -531,6 +531,42 @@ void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
              name ? name : "");
 }
 
+/* A CUfunction knows its module (for a library's kernel: the library's module in the
+ * context it was got for); a CUkernel, which cudart launches, knows its library. */
+static int function_unloaded(uintptr_t f, uintptr_t ctx, int entry, uintptr_t handle)
+{
+    DRIVER_FN(func_module, cuFuncGetModule);
+    DRIVER_FN(kernel_library, cuKernelGetLibrary);
+    DRIVER_FN(library_module, cuLibraryGetModule);
+    DRIVER_FN(ctx_current, cuCtxGetCurrent);
+    CUmodule fm, lm;
+    CUlibrary kl;
+    CUcontext cur;
+    int library = entry == AG_EP_cuLibraryUnload;
+    if (func_module && func_module(&fm, (CUfunction)f) == CUDA_SUCCESS) {
+        if (!library)
+            return fm == (CUmodule)handle;
+        if (library_module == NULL || ctx_current == NULL ||
+            ctx_current(&cur) != CUDA_SUCCESS || (uintptr_t)cur != ctx ||
+            library_module(&lm, (CUlibrary)handle) != CUDA_SUCCESS)
+            return -1;               /* the library's module of another context */
+        return fm == lm;
+    }
+    if (kernel_library && kernel_library(&kl, (CUkernel)f) == CUDA_SUCCESS)
+        return library ? kl == (CUlibrary)handle : 0;   /* a module holds no CUkernel */
+    return -1;
+}
+
+int ag_record_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handle)
+{
+    struct kernel_shape ks;
+    if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof ks ||
+        (entry != AG_EP_cuLibraryUnload && entry != AG_EP_cuModuleUnload))
+        return -1;
+    memcpy(&ks, op->shape, sizeof ks);
+    return function_unloaded((uintptr_t)ks.func, op->ctx, entry, handle);
+}
+
 int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
                      size_t count, CUstream stream, unsigned elem_size)
 {

@@ -75,6 +75,10 @@ void *ag_driver_proc(const char *name);
  * driver at its call, and fails there as it would without the shim). */
 extern int ag_smem_limit_changed;
 
+/* Whether kernel op's function goes with the module or library that a call of `entry`
+ * (cuModuleUnload, cuLibraryUnload) unloads: 1 yes, 0 no, -1 cannot tell. */
+int ag_record_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handle);
+
 /* "cuLaunchKernel of kernel _Z4stepPfi" (or just the entry point's name), for reports. */
 void ag_record_describe(const struct ag_op *op, char *buf, size_t size);
 

@@ -379,7 +379,7 @@ want() {
     want launches_graphed -eq 0      # every iteration drops what warmed up
     cases attr-policy 40 5           # every 5th: graphs are built, then dropped
     want retired -gt 0
-    grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module was unloaded, a function reconfigured or a context destroyed$' "$tmp/shim.err"
+    grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a function was reconfigured or a context destroyed$' "$tmp/shim.err"
 }
 
 @test "engine_cases: one window's ops from two threads in turn (same stream, and another ordered by events) are graphed: same log" {
@@ -415,4 +415,14 @@ want() {
     want templates_paced -eq 0
     want replays -ge 20
     want chunk_launches -eq $((3 * ${S[replays]}))
+}
+
+@test "engine_cases: unloading another module keeps the graphs; unloading their kernels' module drops them: same log" {
+    cases unload 40                  # the load and unload come between windows
+    want retired -eq 0
+    want replays -ge 30
+    cases unload 40 10               # every 10th iteration add_one's module goes and comes back
+    want retired -ge 3
+    want replays -ge 10
+    grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module or library of its kernels was unloaded$' "$tmp/shim.err"
 }

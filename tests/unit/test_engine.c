@@ -92,9 +92,10 @@ static void fake_release_exec(void *exec)
     fake_release_graph(exec, NULL, 0);
 }
 
-static const struct ag_backend fake = {
-    fake_issue, fake_build, fake_instantiate, fake_patch, fake_launch,
-    fake_release_graph, fake_release_exec, NULL, NULL,   /* no introspection */
+static const struct ag_backend fake = {   /* no stream kinds, unloads, introspection */
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec,
 };
 
 static int light_offers, full_after_light, queued_ops;

@@ -30,6 +30,12 @@
  *                   launch on legacy, e1 recorded there, s waits for it, 2 launches on
  *                   s while 2 on legacy, e2 recorded on s, legacy waits for it, 3
  *                   launches on legacy, cuStreamSynchronize(0).
+ *   unload          created non-blocking stream s; each iteration: a second module
+ *                   loaded and unloaded (as cuDNN does with its runtime-built kernels),
+ *                   then 12 launches on s (add_one on a, scale on b in turn),
+ *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
+ *                   module of add_one and scale itself is unloaded and loaded again
+ *                   first (their functions got again).
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
@@ -159,6 +165,28 @@ static void run_threads(void)
     pthread_join(t, NULL);
 }
 
+/* ---- unload ---- */
+
+static void unload_iteration(CUmodule *mod, int it, int every)
+{
+    CUmodule other;
+    CK(cuModuleLoadData(&other, "sim-module"));
+    CK(cuModuleUnload(other));
+    if (every > 0 && it % every == every - 1) {
+        CK(cuModuleUnload(*mod));
+        CK(cuModuleLoadData(mod, "sim-module"));
+        CK(cuModuleGetFunction(&add_one, *mod, "add_one"));
+        CK(cuModuleGetFunction(&scale, *mod, "scale"));
+    }
+    for (int k = 0; k < 12; k++) {
+        if (k % 2)
+            neg(&b, s);
+        else
+            add(&a, s);
+    }
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- slow ---- */
 
 static void busy_us(int us)
@@ -207,16 +235,16 @@ int main(int argc, char **argv)
     CUmodule mod;
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
-    int slow = !strcmp(mode, "slow");
+    int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && !slow && strcmp(mode, "threads")) || iters <= 0 ||
-        every < (slow ? 0 : 1)) {
+    if ((attr < 0 && !legacy && !slow && !unload && strcmp(mode, "threads")) ||
+        iters <= 0 || every < (slow || unload ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|slow ITER [EVERY]\n");
+                        "legacy-nonblocking|legacy-blocking|slow|unload ITER [EVERY]\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -243,6 +271,9 @@ int main(int argc, char **argv)
     } else if (slow) {
         for (int it = 0; it < iters; it++)
             slow_iteration(every);
+    } else if (unload) {
+        for (int it = 0; it < iters; it++)
+            unload_iteration(&mod, it, argc > 3 ? every : 0);
     } else {
         run_threads();
     }
