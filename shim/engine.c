@@ -179,6 +179,31 @@ static void forget_recent(uint64_t hash)
             ag_eng.recent[i].count = 0;
 }
 
+/* ---- graphs the program's own destroys and unloads drop -------------------------- */
+
+/* A program that destroys an event of a window after each sync (cuDNN's fork events)
+ * or unloads a module of its kernels each time would have the window's graph built,
+ * dropped before its first replay and built again forever: after AG_MAX_DROPS such
+ * drops the window stays eager.  A graph that replayed before it went is not counted.
+ * Counted in a small table by window hash (a collision only restarts a count). */
+void ag_note_program_drop(const struct ag_template *t)
+{
+    struct ag_drops *d = &ag_eng.drops[t->hash % AG_DROPS_SIZE];
+    if (t->replays > 0)
+        return;
+    if (d->hash != t->hash) {
+        d->hash = t->hash;
+        d->n = 0;
+    }
+    d->n++;
+}
+
+static int dropped_often(uint64_t hash)
+{
+    const struct ag_drops *d = &ag_eng.drops[hash % AG_DROPS_SIZE];
+    return d->hash == hash && d->n >= AG_MAX_DROPS;
+}
+
 /* Decides about a window that ended at a flush point (sync-delimited). */
 static void judge_window(void)
 {
@@ -202,6 +227,8 @@ static void judge_window(void)
     if (known)
         ag_template_retire(known, "retrying the build");
     why = slice_check(w, 0, w->n);
+    if (why == AG_SKIP_NONE && dropped_often(w->hash))
+        why = AG_SKIP_DROPPED_OFTEN;
     if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
     if (why != AG_SKIP_NONE) {
@@ -358,8 +385,10 @@ static int records_or_waits_on(const struct ag_template *t, const void *event)
 {
     for (int i = 0; i < t->nops; i++)
         if (t->ops[i].event == *(const uintptr_t *)event &&
-            (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT))
+            (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT)) {
+            ag_note_program_drop(t);
             return 1;
+        }
     return 0;
 }
 

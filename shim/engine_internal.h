@@ -25,6 +25,9 @@
 #define AG_WINDOW_MAX  (1u << 17)  /* ops in one window before it is cut */
 #define AG_HISTORY     8       /* arg sets remembered per chunk */
 #define AG_BUILD_TRIES 3       /* builds tried per window before giving up */
+#define AG_MAX_DROPS   3       /* graphs of one window dropped by the program's destroys
+                                * and unloads before it is no longer built */
+#define AG_DROPS_SIZE  64      /* windows whose drops are counted (by hash) */
 
 /* Why a window was not made into a graph. */
 enum ag_skip {
@@ -42,6 +45,7 @@ enum ag_skip {
     AG_SKIP_BUILD_FAILED,  /* the backend could not build or instantiate it */
     AG_SKIP_TOO_LONG,      /* AG_WINDOW_MAX ops without a sync or a period */
     AG_SKIP_LIGHT,         /* recorded light (no args): its repeat was not expected */
+    AG_SKIP_DROPPED_OFTEN, /* its graphs were dropped AG_MAX_DROPS times by the program */
     AG_SKIP_COUNT
 };
 
@@ -192,6 +196,7 @@ struct ag_engine {
     unsigned next_template_id;
     uint64_t last_hash;         /* hash of the previous sync-delimited window */
     struct ag_recent recent[AG_RECENT_SIZE];   /* windows seen lately, not yet graphs */
+    struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
     uint32_t judged;            /* sync-delimited windows judged so far */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
@@ -231,6 +236,10 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
 void ag_template_retire(struct ag_template *t, const char *why);
 int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
 int ag_templates_drop_unloaded(int entry, uintptr_t handle);
+/* Graph t goes because the program destroyed an event of it or unloaded a module of
+ * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
+ * window is no longer built). */
+void ag_note_program_drop(const struct ag_template *t);
 int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
                            const void *arg, const char *why);
 void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,

@@ -430,8 +430,10 @@ static int template_uses_unloaded(const struct ag_template *t, const void *arg)
             continue;
         ag_template_op_view(t, i, NULL, &view);
         if (ag_eng.be->kernel_unloaded == NULL ||
-            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0)
+            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0) {
+            ag_note_program_drop(t);
             return 1;
+        }
     }
     return 0;
 }

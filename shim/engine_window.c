@@ -30,6 +30,7 @@ static const char *const skip_names[AG_SKIP_COUNT] = {
     [AG_SKIP_BUILD_FAILED] = "build_failed",
     [AG_SKIP_TOO_LONG] = "too_long",
     [AG_SKIP_LIGHT] = "recorded_light",
+    [AG_SKIP_DROPPED_OFTEN] = "dropped_often",
 };
 
 const char *ag_skip_name(enum ag_skip why)

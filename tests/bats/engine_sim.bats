@@ -426,3 +426,11 @@ want() {
     want replays -ge 10
     grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module or library of its kernels was unloaded$' "$tmp/shim.err"
 }
+
+@test "engine_cases: a window whose event the program destroys after each sync is built 3 times, then left eager (dropped_often): same log" {
+    cases event-churn 40
+    want retired -eq 3               # each graph went before its first replay
+    want templates -eq 3
+    want "skip dropped_often" -ge 25
+    grep -q '^libautograph: explain: window of 10 ops: not graphed: dropped_often$' "$tmp/shim.err"
+}

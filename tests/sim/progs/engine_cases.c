@@ -36,6 +36,11 @@
  *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
  *                   module of add_one and scale itself is unloaded and loaded again
  *                   first (their functions got again).
+ *   event-churn     created non-blocking streams s and s2; each iteration: an event
+ *                   created, 2 launches on s, the event recorded there, s2 waits for
+ *                   it, 2 launches on s2, e2 recorded there, s waits for it, 2 launches
+ *                   on s, cuStreamSynchronize(s), the event destroyed (as cuDNN does
+ *                   with its fork events).
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
@@ -187,6 +192,26 @@ static void unload_iteration(CUmodule *mod, int it, int every)
     CK(cuStreamSynchronize(s));
 }
 
+/* ---- event-churn ---- */
+
+static void churn_iteration(void)
+{
+    CUevent fork;
+    CK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    add(&a, s);
+    neg(&a, s);
+    CK(cuEventRecord(fork, s));
+    CK(cuStreamWaitEvent(s2, fork, 0));
+    add(&b, s2);
+    neg(&b, s2);
+    CK(cuEventRecord(e2, s2));
+    CK(cuStreamWaitEvent(s, e2, 0));
+    add(&c, s);
+    neg(&c, s);
+    CK(cuStreamSynchronize(s));
+    CK(cuEventDestroy(fork));
+}
+
 /* ---- slow ---- */
 
 static void busy_us(int us)
@@ -236,15 +261,17 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
     int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
+    int churn = !strcmp(mode, "event-churn");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && !slow && !unload && strcmp(mode, "threads")) ||
+    if ((attr < 0 && !legacy && !slow && !unload && !churn && strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|slow|unload ITER [EVERY]\n");
+                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn ITER "
+                        "[EVERY]\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -271,6 +298,9 @@ int main(int argc, char **argv)
     } else if (slow) {
         for (int it = 0; it < iters; it++)
             slow_iteration(every);
+    } else if (churn) {
+        for (int it = 0; it < iters; it++)
+            churn_iteration();
     } else if (unload) {
         for (int it = 0; it < iters; it++)
             unload_iteration(&mod, it, argc > 3 ? every : 0);
