@@ -170,6 +170,30 @@ static void run_threads(void)
     pthread_join(t, NULL);
 }
 
+static void busy_us(int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+
+/* `count` launches on s, add_one on a and scale on b in turn, the program busy for
+ * `busy` microseconds before each (0: not at all), then cuStreamSynchronize(s). */
+static void alternate_on_s(int count, int busy)
+{
+    for (int k = 0; k < count; k++) {
+        if (busy > 0)
+            busy_us(busy);
+        if (k % 2)
+            neg(&b, s);
+        else
+            add(&a, s);
+    }
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- unload ---- */
 
 static void unload_iteration(CUmodule *mod, int it, int every)
@@ -183,13 +207,7 @@ static void unload_iteration(CUmodule *mod, int it, int every)
         CK(cuModuleGetFunction(&add_one, *mod, "add_one"));
         CK(cuModuleGetFunction(&scale, *mod, "scale"));
     }
-    for (int k = 0; k < 12; k++) {
-        if (k % 2)
-            neg(&b, s);
-        else
-            add(&a, s);
-    }
-    CK(cuStreamSynchronize(s));
+    alternate_on_s(12, 0);
 }
 
 /* ---- event-churn ---- */
@@ -210,29 +228,6 @@ static void churn_iteration(void)
     neg(&c, s);
     CK(cuStreamSynchronize(s));
     CK(cuEventDestroy(fork));
-}
-
-/* ---- slow ---- */
-
-static void busy_us(int us)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
-}
-
-static void slow_iteration(int us)
-{
-    for (int k = 0; k < 40; k++) {
-        busy_us(us);
-        if (k % 2)
-            neg(&b, s);
-        else
-            add(&a, s);
-    }
-    CK(cuStreamSynchronize(s));
 }
 
 /* ---- legacy-nonblocking, legacy-blocking ---- */
@@ -297,7 +292,7 @@ int main(int argc, char **argv)
             legacy_iteration();
     } else if (slow) {
         for (int it = 0; it < iters; it++)
-            slow_iteration(every);
+            alternate_on_s(40, every);
     } else if (churn) {
         for (int it = 0; it < iters; it++)
             churn_iteration();
