@@ -66,7 +66,8 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* An op arrives (full path): the program's time since the last op issued eagerly. */
+/* An op arrives (full path, no replay running): the program's time since the last op
+ * issued eagerly. */
 static void note_arrival(struct ag_window *w)
 {
     if (w->last_return_ns) {
@@ -304,8 +305,8 @@ int ag_engine_offer(struct ag_op *op)
         ag_replay_abort("an op of another context");
     if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
         end_window(AG_FLUSH_CONTEXT);
-    if (ag_eng.p.chunk_slow_ns)
-        note_arrival(&ag_eng.w);
+    if (ag_eng.p.chunk_slow_ns && ag_eng.r.t == NULL)
+        note_arrival(&ag_eng.w);     /* while replaying, no clock is read */
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
     o = ag_window_append(&ag_eng.w, op);
