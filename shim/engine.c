@@ -52,18 +52,16 @@ unsigned ag_threads_seen(void)
     return __atomic_load_n(&next_thread_id, __ATOMIC_RELAXED);
 }
 
-double ag_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double ag_now_us(void)
+{
+    return (double)now_ns() / 1e3;
 }
 
 /* An op arrives (full path, no replay running): the program's time since the last op
