@@ -296,30 +296,38 @@ static int conclude(const struct run_ctx *c, struct side_data side[2], struct fi
     return f->outputs == OUT_DIFFER ? EXIT_DIFFER : EXIT_OK;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare(struct compare_opts *o, int argc, char **argv)
 {
-    struct compare_opts o = { .runs = 5, .warmup = 2, .svg = "compare.svg" };
     struct settings s = { .n = 0 };
     struct side_data side[2] = { { .windows_all = 0 }, { .windows_all = 0 } };
     struct figures f = { .runs = 0 };
     char lib[PATH_MAX], base[PATH_MAX];
-    int prog = parse_command("compare", argc, argv, &s, 0, compare_option, &o), status;
-    struct run_ctx c = { &o, &s, argv + (prog > 0 ? prog : 0), lib, base };
+    int prog = parse_command("compare", argc, argv, &s, 0, compare_option, o), status;
+    struct run_ctx c = { o, &s, argv + (prog > 0 ? prog : 0), lib, base };
     if (prog == PARSE_HELP)
         return EXIT_OK;
     if (prog < 0 || check_settings(&s) != 0)
         return EXIT_USAGE;
-    if (find_library(s.lib, lib, sizeof lib) != 0 || make_base(&o, base, sizeof base) != 0)
+    if (find_library(s.lib, lib, sizeof lib) != 0 || make_base(o, base, sizeof base) != 0)
         return EXIT_RUN;
     f.program = c.program;
-    f.runs = o.runs;
-    f.warmup = o.warmup;
+    f.runs = o->runs;
+    f.warmup = o->warmup;
     status = run_all(&c, side);
     if (status == 0)
         status = conclude(&c, side, &f);
-    if (o.keep == NULL)
+    if (o->keep == NULL)
         remove_tree(base);
     side_free(&side[OFF]);
     side_free(&side[ON]);
+    return status;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_opts o = { .runs = 5, .warmup = 2, .svg = "compare.svg" };
+    int status = compare(&o, argc, argv);
+    if (o.check)
+        regfree(&o.check_re);
     return status;
 }

@@ -429,6 +429,10 @@ want() {
 
 @test "engine_cases: a window whose event the program destroys after each sync is built 3 times, then left eager (dropped_often): same log" {
     cases event-churn 40
+    # the window repeats only if the simulator hands out the destroyed event's handle
+    # again (as the GPU's driver does); under ASan its allocator holds freed memory back
+    grep -q '^engine_cases: event handle reused [1-9]' "$tmp/shim.err" ||
+        skip "the simulator gave each new event a new handle (ASan): no window repeats"
     want retired -eq 3               # each graph went before its first replay
     want templates -eq 3
     want "skip dropped_often" -ge 25

@@ -40,7 +40,10 @@
  *                   created, 2 launches on s, the event recorded there, s2 waits for
  *                   it, 2 launches on s2, e2 recorded there, s waits for it, 2 launches
  *                   on s, cuStreamSynchronize(s), the event destroyed (as cuDNN does
- *                   with its fork events).
+ *                   with its fork events).  Prints "engine_cases: event handle reused
+ *                   N" on stderr (iterations whose new event had the destroyed one's handle: the
+ *                   window repeats only then; not under ASan, whose allocator holds
+ *                   freed memory back).
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
@@ -212,10 +215,15 @@ static void unload_iteration(CUmodule *mod, int it, int every)
 
 /* ---- event-churn ---- */
 
+static CUevent last_fork;
+static int fork_reused;              /* iterations whose new event had the last one's handle */
+
 static void churn_iteration(void)
 {
     CUevent fork;
     CK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    fork_reused += fork == last_fork;
+    last_fork = fork;
     add(&a, s);
     neg(&a, s);
     CK(cuEventRecord(fork, s));
@@ -314,6 +322,8 @@ int main(int argc, char **argv)
         CK(cuFuncGetAttribute(&v, SMEM, add_one));
         printf("engine_cases: add_one max dynamic shared memory %d\n", v);
     }
+    if (churn)
+        fprintf(stderr, "engine_cases: event handle reused %d\n", fork_reused);
     printf("engine_cases: mode=%s iterations=%d launches=%ld\n", mode, iters, launches);
     return 0;
 }
