@@ -288,7 +288,7 @@ int ag_engine_offer(struct ag_op *op)
         return AG_PASS;
     (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
     ag_engine_lock();
-    if (ag_eng.app_capturing || ag_eng.paused) {
+    if (ag_eng.app_capturing || ag_engine_is_paused()) {
         pthread_mutex_unlock(&engine_lock);
         return AG_PASS;
     }

@@ -200,7 +200,6 @@ struct ag_engine {
     uint32_t judged;            /* sync-delimited windows judged so far */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
-    int paused;                 /* autograph_disable(): every op passes through */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
     struct ag_skim k;

@@ -84,7 +84,6 @@ void ag_introspect_pause(int paused)
 {
     if (paused && ag_eng.r.t)
         ag_replay_abort("autograph_disable()");
-    ag_eng.paused = paused;
     __atomic_store_n(&ag_engine_paused, paused, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }

@@ -122,32 +122,34 @@ static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 }
 
 /* Chunk boundaries: chunk_first ops, doubling up to chunk_max (paced: all of
- * chunk_first); a tail shorter than chunk_first joins the chunk before it. */
-static int plan_chunks(struct ag_template *t)
+ * chunk_first); a tail shorter than chunk_first joins the chunk before it.  Returns
+ * how many; writes them to `out` unless NULL. */
+static int walk_chunks(const struct ag_template *t, struct ag_chunk *out)
 {
     int count = 0, pos = 0, size = ag_eng.p.chunk_first;
     while (pos < t->nops) {
         int len = size < t->nops - pos ? size : t->nops - pos;
         if (t->nops - (pos + len) < ag_eng.p.chunk_first)
             len = t->nops - pos;
+        if (out) {
+            out[count].begin = pos;
+            out[count].end = pos + len;
+        }
         pos += len;
         count++;
         size = next_size(t, size);
     }
+    return count;
+}
+
+/* Counts the chunks, then fills them in. */
+static int plan_chunks(struct ag_template *t)
+{
+    int count = walk_chunks(t, NULL);
     t->chunks = calloc((size_t)count, sizeof *t->chunks);
     if (t->chunks == NULL)
         return 0;
-    pos = 0;
-    size = ag_eng.p.chunk_first;
-    for (int c = 0; c < count; c++) {
-        int len = size < t->nops - pos ? size : t->nops - pos;
-        if (t->nops - (pos + len) < ag_eng.p.chunk_first)
-            len = t->nops - pos;
-        t->chunks[c].begin = pos;
-        t->chunks[c].end = pos + len;
-        pos += len;
-        size = next_size(t, size);
-    }
+    walk_chunks(t, t->chunks);
     t->nchunks = count;
     return 1;
 }
