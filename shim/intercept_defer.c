@@ -42,6 +42,7 @@ static void decide_engine(void)
     const struct ag_config *cfg = ag_config();
     struct ag_engine_params p = {
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
+        .chunk_growth = cfg->chunk_growth,
         .chunk_max = cfg->chunk_max, .chunk_slow_ns = cfg->chunk_slow_us * 1000,
         .max_variants = cfg->max_variants,
         .period_min = cfg->period_min, .light_after = cfg->light_after,
@@ -81,6 +82,7 @@ static inline int engine_wanted(void)
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
     ag_engine_before(entry, arg0);
+    ag_record_context_may_change();     /* the next window asks the driver again */
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
 }
@@ -234,7 +236,7 @@ static inline int fast_none(struct ag_op *op, int id, ...)
 #define AG_FAST(kind, sym) AG_RECORD_CALL(AG_FAST_##kind, sym, AG_ARGS_##sym)
 
 /* The body of a recordable call's wrapper; TIMED (a constant) adds AUTOGRAPH_TIMING's
- * clock reads: at entry, and around the driver's function (timing.h). */
+ * clock reads: at entry, around the driver's function, and at the return (timing.h). */
 #define AG_DEFER_BODY(sym, kind, TIMED)                                        \
         CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
         CUresult result;                                                       \
@@ -260,10 +262,12 @@ static inline int fast_none(struct ag_op *op, int id, ...)
             ag_count_call(AG_EP_##sym, 0);                                     \
             return CUDA_SUCCESS;                                               \
         }                                                                      \
+        uint64_t t_ret = 0;                                                    \
         if (TIMED) {                                                           \
             uint64_t t_call = ag_timing_now();                                 \
             result = real AG_ARGS_##sym;                                       \
-            ag_timing_submit(t_in, t_call, ag_timing_now());                   \
+            t_ret = ag_timing_now();                                           \
+            ag_timing_submit(t_in, t_call, t_ret);                             \
         } else {                                                               \
             result = real AG_ARGS_##sym;                                       \
         }                                                                      \
@@ -272,6 +276,8 @@ static inline int fast_none(struct ag_op *op, int id, ...)
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
         ag_call_done(AG_EP_##sym, result);                                     \
+        if (TIMED)                                                             \
+            ag_timing_shim_since(t_ret);                                       \
         return result;
 
 /* Two copies of the body: the exported wrapper, whose one branch on AUTOGRAPH_TIMING

@@ -6,7 +6,8 @@
  * symbol (cuda.h is included in its "internal" mode, which declares every exported
  * name with its own ABI, so the compiler checks every signature).  In passthrough
  * mode a wrapper forwards to the driver's function and counts the call.
- * The class decides the body: RESOLVE entries are written by hand in
+ * The class decides the body: a CONTEXT call also tells record_ops.c that the
+ * thread's current context may have changed; RESOLVE entries are written by hand in
  * intercept_procaddr.c.  These wrappers are weak: the entry points the engine
  * records (record_points.def) get strong ones in intercept_defer.c, the ones that
  * allocate or free memory, or create streams, in intercept_lifetime.c.  A call with a flush policy
@@ -21,6 +22,7 @@
 #include "engine.h"
 #include "entry_signatures.h"
 #include "intercept_wrapper.h"
+#include "record_ops.h"
 
 #define AG_FORWARD(sym) AG_WRAPPER(__attribute__((weak)), sym, (void)0, (void)0)
 
@@ -31,7 +33,8 @@
 #define AG_WRAP_EVENT(sym)   AG_FORWARD(sym)
 #define AG_WRAP_STREAM(sym)  AG_FORWARD(sym)
 #define AG_WRAP_CAPTURE(sym) AG_FORWARD(sym)
-#define AG_WRAP_CONTEXT(sym) AG_FORWARD(sym)
+#define AG_WRAP_CONTEXT(sym) \
+    AG_WRAPPER(__attribute__((weak)), sym, (void)0, ag_record_context_may_change())
 #define AG_WRAP_ALLOC(sym)   AG_FORWARD(sym)
 #define AG_WRAP_FREE(sym)    AG_FORWARD(sym)
 #define AG_WRAP_MEMWORK(sym) AG_FORWARD(sym)

@@ -21,6 +21,7 @@
 #include "entry_points.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,13 +114,27 @@ CUstream ag_stream_handle(uintptr_t key)
     return (CUstream)key;
 }
 
+static _Atomic unsigned context_generation = 1;
+static AG_TLS unsigned known_generation;      /* 0: never asked */
+static AG_TLS uintptr_t known_context;
+
+void ag_record_context_may_change(void)
+{
+    atomic_fetch_add_explicit(&context_generation, 1, memory_order_release);
+}
+
 static uintptr_t current_context(void)
 {
+    unsigned gen = atomic_load_explicit(&context_generation, memory_order_acquire);
     CUcontext ctx = NULL;
     DRIVER_FN(get_current, cuCtxGetCurrent);
-    if (get_current)
-        get_current(&ctx);
-    return (uintptr_t)ctx;
+    if (known_generation == gen)
+        return known_context;
+    if (get_current == NULL || get_current(&ctx) != CUDA_SUCCESS)
+        return (uintptr_t)ctx;      /* not kept: asked again next time */
+    known_context = (uintptr_t)ctx;
+    known_generation = gen;
+    return known_context;
 }
 
 static void op_init(struct ag_op *op, int kind, int entry, CUstream stream)
