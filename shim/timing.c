@@ -52,11 +52,11 @@ struct window {                             /* this thread's window, while open 
     int open;
 };
 struct pool {                               /* what every thread submitted, not yet taken */
-    _Atomic uint64_t launch_ns;
+    _Atomic uint64_t launch_ns, shim_ns;
     _Atomic uint32_t submits, held;
 };
 struct record {                             /* a window ended: one line of the file */
-    uint64_t latency_ns, launch_ns;
+    uint64_t latency_ns, launch_ns, shim_ns;
     uint32_t submits, held;
 };
 
@@ -136,9 +136,10 @@ static void write_records(void)
         return;
     for (int i = 0; i < record_count; i++) {
         const struct record *r = &records[i];
-        used += (size_t)snprintf(buf + used, sizeof buf - used, "w %llu %u %llu %u\n",
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "w %llu %u %llu %u %llu\n",
                                  (unsigned long long)r->latency_ns, r->submits,
-                                 (unsigned long long)r->launch_ns, r->held);
+                                 (unsigned long long)r->launch_ns, r->held,
+                                 (unsigned long long)r->shim_ns);
         if (used > sizeof buf - 128) {
             write_all(buf, used);
             used = 0;
@@ -164,6 +165,7 @@ static void end_window(uint64_t t_end)
             .launch_ns = atomic_exchange(&pool.launch_ns, 0),
             .submits = atomic_exchange(&pool.submits, 0),
             .held = atomic_exchange(&pool.held, 0),
+            .shim_ns = atomic_exchange(&pool.shim_ns, 0),
         };
         if (record_count == RECORDS)
             write_records();
@@ -184,12 +186,19 @@ void ag_timing_submit(uint64_t t_in, uint64_t t_call, uint64_t t_ret)
 {
     count_submit(t_in);
     atomic_fetch_add_explicit(&pool.launch_ns, t_ret - t_call, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool.shim_ns, t_call - t_in, memory_order_relaxed);
+}
+
+void ag_timing_shim_since(uint64_t t_ret)
+{
+    atomic_fetch_add_explicit(&pool.shim_ns, ag_timing_now() - t_ret, memory_order_relaxed);
 }
 
 void ag_timing_held(uint64_t t_in)
 {
     count_submit(t_in);
     atomic_fetch_add_explicit(&pool.held, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool.shim_ns, ag_timing_now() - t_in, memory_order_relaxed);
 }
 
 void ag_timing_call(int entry, uint64_t t_call, uint64_t t_ret)
@@ -250,6 +259,7 @@ static void after_fork_child(void)
     atomic_store(&pool.launch_ns, 0);
     atomic_store(&pool.submits, 0);
     atomic_store(&pool.held, 0);
+    atomic_store(&pool.shim_ns, 0);
     pthread_mutex_unlock(&lock);
 }
 

@@ -3,7 +3,8 @@
  * (AUTOGRAPH_SUMMARY_FILE, graphing on).
  *
  * Timing file: "# libautograph timing v1 pid P mode M", then one line per window,
- * "w LATENCY_NS SUBMITS LAUNCH_NS HELD", and "# end windows N" (other # lines are
+ * "w LATENCY_NS SUBMITS LAUNCH_NS HELD [SHIM_NS]" (files written before
+ * SHIM_NS was added have four fields: read as 0), and "# end windows N" (other # lines are
  * comments).  The first `warmup` windows of each file are left out of the samples.
  */
 #include "compare.h"
@@ -20,7 +21,7 @@ static int read_timing(const char *path, int warmup, struct side_data *side,
                        struct samples *run)
 {
     char line[256];
-    unsigned long long latency, launch;
+    unsigned long long latency, launch, shim;
     unsigned submits, held;
     int n = 0, lineno = 1;
     FILE *f = fopen(path, "r");
@@ -34,7 +35,9 @@ static int read_timing(const char *path, int warmup, struct side_data *side,
         lineno++;
         if (line[0] == '#')
             continue;
-        if (sscanf(line, "w %llu %u %llu %u", &latency, &submits, &launch, &held) != 4) {
+        shim = 0;
+        if (sscanf(line, "w %llu %u %llu %u %llu", &latency, &submits, &launch, &held,
+                   &shim) < 4) {
             fclose(f);
             return fail(EXIT_RUN, "%s:%d: malformed line", path, lineno);
         }
@@ -43,6 +46,7 @@ static int read_timing(const char *path, int warmup, struct side_data *side,
             continue;
         samples_push(&side->latency, (double)latency);
         samples_push(&side->launch, (double)launch);
+        samples_push(&side->shim, (double)shim);
         samples_push(run, (double)latency);
         side->submits += submits;
         side->held += held;
@@ -103,6 +107,7 @@ void side_free(struct side_data *side)
 {
     samples_free(&side->latency);
     samples_free(&side->launch);
+    samples_free(&side->shim);
     samples_free(&side->wall);
     samples_free(&side->run_p50);
     samples_free(&side->run_p90);

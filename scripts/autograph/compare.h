@@ -14,6 +14,7 @@ extern const char *const side_name[2];  /* "off", "on" */
 struct side_data {
     struct samples latency;             /* ns per window, pooled (warm-up windows left out) */
     struct samples launch;              /* ns inside launch calls, the same windows */
+    struct samples shim;                /* ns of the shim's own work in their submits */
     struct samples wall;                /* s per run */
     struct samples run_p50, run_p90;    /* per run (in run order): latency percentiles */
     unsigned long windows_all;          /* windows in the files, warm-up ones too */
@@ -30,6 +31,7 @@ struct side_figures {
     double wall_med, wall_min, wall_max;
     double p50, p90, p99;               /* latency, ns (NaN: no windows) */
     double launch_med;                  /* ns inside launch calls per window, median */
+    double shim_med;                    /* ns of the shim's own work per window, median */
     double submits_per_window, held_share;
     unsigned long windows;
 };

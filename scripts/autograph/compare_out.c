@@ -80,6 +80,7 @@ static void side_table(FILE *out, const struct figures *f)
     fprintf(out, ROW, "submits held (run in graphs)", percent(off->held_share, a, sizeof a),
             percent(on->held_share, b, sizeof b));
     time_row(out, "inside launch calls, median", off->launch_med, on->launch_med);
+    time_row(out, "shim's own work, median", off->shim_med, on->shim_med);
 }
 
 static void print_speedup(FILE *out, const char *at, double x, const double spread[2],
@@ -179,6 +180,7 @@ static void json_side(FILE *out, const char *name, const struct side_figures *s,
     json_num(out, "submits_per_window", s->submits_per_window, ", ");
     json_num(out, "held_share", s->held_share, ", ");
     json_num(out, "launch_ns_median", s->launch_med, ", ");
+    json_num(out, "shim_ns_median", s->shim_med, ", ");
     fprintf(out, "\"kernel_launches\": %lu, \"launches_graphed\": %lu},\n",
             d->kernel_launches, d->launches_graphed);
 }

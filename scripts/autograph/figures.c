@@ -20,6 +20,7 @@ static void side_figures(struct side_data *d, struct side_figures *f)
     samples_sort(&d->wall);
     samples_sort(&d->latency);
     samples_sort(&d->launch);
+    samples_sort(&d->shim);
     f->wall_med = quantile(&d->wall, 0.5);
     f->wall_min = samples_min(&d->wall);
     f->wall_max = samples_max(&d->wall);
@@ -27,6 +28,7 @@ static void side_figures(struct side_data *d, struct side_figures *f)
     f->p90 = quantile(&d->latency, 0.9);
     f->p99 = quantile(&d->latency, 0.99);
     f->launch_med = quantile(&d->launch, 0.5);
+    f->shim_med = quantile(&d->shim, 0.5);
     f->windows = (unsigned long)d->latency.n;
     f->submits_per_window = ratio((double)d->submits, (double)d->latency.n);
     f->held_share = ratio((double)d->held, (double)d->submits);
