@@ -23,6 +23,7 @@ struct ag_config {
     int warmup;                     /* AUTOGRAPH_WARMUP: eager repeats before graphing */
     int min_ops;                    /* AUTOGRAPH_MIN_OPS: shortest window worth a graph */
     int chunk_first, chunk_max;     /* AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX: replay chunks */
+    int chunk_growth;               /* AUTOGRAPH_CHUNK_GROWTH: next chunk = this x the last */
     int chunk_slow_us;              /* AUTOGRAPH_CHUNK_SLOW_US */
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */

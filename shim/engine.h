@@ -28,11 +28,12 @@ enum { AG_EAGER = 0, AG_HELD = 1, AG_PASS = 2, AG_RECORD_FULL = 3, AG_QUEUED = 4
 struct ag_engine_params {
     int warmup;          /* a window seen this many times in a row becomes a graph */
     int min_ops;         /* shorter windows are not worth a graph */
-    int chunk_first;     /* size of the first replay chunk; later ones double... */
+    int chunk_first;     /* size of the first replay chunk; each later one is... */
+    int chunk_growth;    /* ...this many times the one before (at least 1)... */
     int chunk_max;       /* ...up to this */
     int chunk_slow_ns;   /* a window whose program spends more than this between its
                           * calls (mean, outside the driver) keeps chunk_first-sized
-                          * chunks (0: always doubling; engine_template.c) */
+                          * chunks (0: always growing; engine_template.c) */
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */

@@ -142,4 +142,6 @@ void ag_engine_summary(FILE *out, const char *prefix)
             fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s->skip[k]);
     fprintf(out, "%sbuild_us %.0f\n", prefix, s->build_us);
     fprintf(out, "%sinstantiate_us %.0f\n", prefix, s->instantiate_us);
+    fprintf(out, "%spatch_us %.0f\n", prefix, s->patch_us);
+    fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->launch_us);
 }

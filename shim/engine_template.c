@@ -2,8 +2,8 @@
  *
  * A template is a copy of the ops of a window (or of one period of it) with streams
  * renumbered into slots by first use and event waits linked to the record they wait
- * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, doubling up to
- * AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while the program
+ * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, growing AUTOGRAPH_CHUNK_GROWTH
+ * times up to AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while the program
  * is still submitting the rest.  Each chunk is one graph built by the backend on its
  * own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an arg set seen
  * before gets its own variant (ping-pong buffers), a new one patches the least
@@ -96,33 +96,38 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
     out->hash = top->hash;
 }
 
-/* The next chunk's size after one of `size` ops: double (up to chunk_max), or the
- * same when the template is paced. */
+/* The next chunk's size after one of `size` ops: chunk_growth times it (up to
+ * chunk_max), or the same when the template is paced. */
 static int next_size(const struct ag_template *t, int size)
 {
+    long next = (long)size * ag_eng.p.chunk_growth;
     if (t->paced)
         return size;
-    return size * 2 < ag_eng.p.chunk_max ? size * 2 : ag_eng.p.chunk_max;
+    return next < ag_eng.p.chunk_max ? (int)next : ag_eng.p.chunk_max;
 }
 
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
- * calls (mean over the window's eager ops).  Such a program (Python, a dispatcher,
- * host work) is slower than the GPU: the ops of a big chunk would wait for the
- * program long after the GPU could have run them, and the last chunk's GPU time
- * would come on top of the window.  Its chunks stay chunk_first ops long. */
+ * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
+ * window's; while another template replays part of a window, its ops are not timed).
+ * Such a program (Python, a dispatcher, host work) is slower than the GPU: the ops
+ * of a big chunk would wait for the program long after the GPU could have run them,
+ * and the last chunk's GPU time would come on top of the window.  Its chunks stay
+ * chunk_first ops long. */
+#define PACING_GAPS 16
 static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 {
     uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
-    t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= (uint32_t)t->nops / 2 &&
+    uint32_t enough = (uint32_t)t->nops / 2 < PACING_GAPS ? (uint32_t)t->nops / 2 : PACING_GAPS;
+    t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= enough &&
                mean > (uint64_t)ag_eng.p.chunk_slow_ns;
     ag_eng.s.paced += t->paced;
     ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
            "gaps): chunks %s", t->id, t->nops, mean / 1e3, w->program_gaps,
-           t->paced ? "paced (not doubling)" : "doubling");
+           t->paced ? "paced (not growing)" : "growing");
 }
 
-/* Chunk boundaries: chunk_first ops, doubling up to chunk_max (paced: all of
- * chunk_first); a tail shorter than chunk_first joins the chunk before it.  Returns
+/* Chunk boundaries: chunk_first ops, growing by chunk_growth up to chunk_max
+ * (paced: all of chunk_first); a tail shorter than chunk_first joins the chunk before it.  Returns
  * how many; writes them to `out` unless NULL. */
 static int walk_chunks(const struct ag_template *t, struct ag_chunk *out)
 {
@@ -518,6 +523,7 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
     uintptr_t streams[AG_MAX_SLOTS];
     struct ag_variant *v;
     int chunk = (int)(c - t->chunks), had, rc;
+    double t0, t1;
 
     if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
         return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
@@ -525,12 +531,16 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
     v = pick_variant(c, args);
     if (c->nvariants > had)
         ag_introspect_instantiated(t, chunk, c->nvariants - 1);
+    t0 = ag_now_us();
     rc = patch_variant(t, c, v, args);
+    t1 = ag_now_us();
+    ag_eng.s.patch_us += t1 - t0;
     if (rc != 0)
         return rc;
     for (int k = 0; k < c->nslots; k++)
         streams[k] = slot_key[c->slots[k]];
     rc = ag_eng.be->launch(v->exec, streams, c->nslots);
+    ag_eng.s.launch_us += ag_now_us() - t1;
     if (rc != 0)
         return rc;
     v->used = ++ag_eng.clock;

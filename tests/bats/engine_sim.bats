@@ -402,7 +402,7 @@ want() {
     grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
 }
 
-@test "engine_cases: a program slower than its GPU work gets chunks that do not double (paced); AUTOGRAPH_CHUNK_SLOW_US=0 keeps doubling" {
+@test "engine_cases: a program slower than its GPU work gets chunks that do not grow (paced); AUTOGRAPH_CHUNK_SLOW_US=0 keeps growing, AUTOGRAPH_CHUNK_GROWTH times" {
     local CASES_ENV=()
     # 40 launches, the program busy 5 us before each: chunks of 8 (5 per replay)
     cases slow 30 5
@@ -415,6 +415,13 @@ want() {
     want templates_paced -eq 0
     want replays -ge 20
     want chunk_launches -eq $((3 * ${S[replays]}))
+    # AUTOGRAPH_CHUNK_GROWTH: 4 gives 8, 32 (2 per replay); 1 gives 8 x 5
+    CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=4)
+    cases slow 30 5
+    want chunk_launches -eq $((2 * ${S[replays]}))
+    CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=1)
+    cases slow 30 5
+    want chunk_launches -eq $((5 * ${S[replays]}))
 }
 
 @test "engine_cases: unloading another module keeps the graphs; unloading their kernels' module drops them: same log" {

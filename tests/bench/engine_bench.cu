@@ -7,8 +7,10 @@
 //                                          then cudaGraphLaunch + sync per iteration
 //                                          (run without the shim)
 //   engine_bench chunked  N ITERS WARMUP   the same N launches captured by hand into the
-//                                          graphs of the shim's default chunk plan (8 launches,
-//                                          doubling up to 256; a tail shorter than 8 joins the
+//                                          graphs of the shim's chunk plan (AUTOGRAPH_CHUNK
+//                                          launches, default 8, each next chunk
+//                                          AUTOGRAPH_CHUNK_GROWTH times the last, default 2, up
+//                                          to 256; a tail shorter than the first chunk joins the
 //                                          chunk before it), launched one after the other + sync
 //                                          per iteration (run without the shim): the cost of
 //                                          cutting a window into chunks, without the holding
@@ -61,18 +63,28 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-/* The shim's default chunk plan (shim/engine_template.c, plan_chunks): the length of
- * chunk c, which starts at op `pos` of `n`. */
-#define CHUNK_FIRST 8
+/* The shim's chunk plan (shim/engine_template.c, walk_chunks) for the switches
+ * AUTOGRAPH_CHUNK and AUTOGRAPH_CHUNK_GROWTH in the environment (the shim's defaults
+ * where unset; AUTOGRAPH_CHUNK_MAX is taken as its default): the length of chunk c,
+ * which starts at op `pos` of `n`. */
 #define CHUNK_MAX 256
 #define MAX_CHUNKS 512
+static int env_int(const char *name, int fallback, int min)
+{
+    const char *v = getenv(name);
+    int x = v && *v ? atoi(v) : fallback;
+    return x < min ? fallback : x;
+}
+
 static int chunk_len(int c, int pos, int n)
 {
-    int size = CHUNK_FIRST, len;
+    int first = env_int("AUTOGRAPH_CHUNK", 8, 1), growth = env_int("AUTOGRAPH_CHUNK_GROWTH", 2, 1);
+    long size = first;
+    int len;
     for (int i = 0; i < c; i++)
-        size = size * 2 < CHUNK_MAX ? size * 2 : CHUNK_MAX;
-    len = size < n - pos ? size : n - pos;
-    return n - (pos + len) < CHUNK_FIRST ? n - pos : len;
+        size = size * growth < CHUNK_MAX ? size * growth : CHUNK_MAX;
+    len = size < n - pos ? (int)size : n - pos;
+    return n - (pos + len) < first ? n - pos : len;
 }
 
 static int cmp_double(const void *a, const void *b)
