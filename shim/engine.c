@@ -84,6 +84,8 @@ void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_pa
         ag_eng.p = *p;
         if (ag_eng.p.chunk_growth < 1)
             ag_eng.p.chunk_growth = 1;
+        if (ag_eng.p.chunk_max < ag_eng.p.chunk_first)
+            ag_eng.p.chunk_max = ag_eng.p.chunk_first;
         ag_window_reset(&ag_eng.w);
         ag_dump_setup(p->dump_dir);
         __atomic_store_n(&engine_running, 1, __ATOMIC_RELEASE);

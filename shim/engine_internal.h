@@ -165,7 +165,7 @@ struct ag_stats {
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
-    double patch_us, launch_us;  /* replays: patching executables, launching chunks */
+    double patch_us, chunk_launch_us;  /* replays: patching executables, launching chunks */
 };
 
 struct ag_skim {

@@ -3,8 +3,8 @@
  * A template is a copy of the ops of a window (or of one period of it) with streams
  * renumbered into slots by first use and event waits linked to the record they wait
  * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, growing AUTOGRAPH_CHUNK_GROWTH
- * times up to AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while the program
- * is still submitting the rest.  Each chunk is one graph built by the backend on its
+ * times up to AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while
+ * the program is still submitting the rest.  Each chunk is one graph built by the backend on its
  * own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an arg set seen
  * before gets its own variant (ping-pong buffers), a new one patches the least
  * recently used variant, node by node, only where the args changed.
@@ -100,9 +100,10 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
  * chunk_max), or the same when the template is paced. */
 static int next_size(const struct ag_template *t, int size)
 {
-    long next = (long)size * ag_eng.p.chunk_growth;
+    long next;
     if (t->paced)
         return size;
+    next = (long)size * ag_eng.p.chunk_growth;
     return next < ag_eng.p.chunk_max ? (int)next : ag_eng.p.chunk_max;
 }
 
@@ -117,7 +118,7 @@ static int next_size(const struct ag_template *t, int size)
 static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 {
     uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
-    uint32_t enough = (uint32_t)t->nops / 2 < PACING_GAPS ? (uint32_t)t->nops / 2 : PACING_GAPS;
+    uint32_t half = (uint32_t)t->nops / 2, enough = half < PACING_GAPS ? half : PACING_GAPS;
     t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= enough &&
                mean > (uint64_t)ag_eng.p.chunk_slow_ns;
     ag_eng.s.paced += t->paced;
@@ -127,8 +128,8 @@ static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 }
 
 /* Chunk boundaries: chunk_first ops, growing by chunk_growth up to chunk_max
- * (paced: all of chunk_first); a tail shorter than chunk_first joins the chunk before it.  Returns
- * how many; writes them to `out` unless NULL. */
+ * (paced: all of chunk_first); a tail shorter than chunk_first joins the chunk before
+ * it.  Returns how many; writes them to `out` unless NULL. */
 static int walk_chunks(const struct ag_template *t, struct ag_chunk *out)
 {
     int count = 0, pos = 0, size = ag_eng.p.chunk_first;
@@ -540,7 +541,7 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
     for (int k = 0; k < c->nslots; k++)
         streams[k] = slot_key[c->slots[k]];
     rc = ag_eng.be->launch(v->exec, streams, c->nslots);
-    ag_eng.s.launch_us += ag_now_us() - t1;
+    ag_eng.s.chunk_launch_us += ag_now_us() - t1;
     if (rc != 0)
         return rc;
     v->used = ++ag_eng.clock;

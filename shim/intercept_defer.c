@@ -56,8 +56,6 @@ static void decide_engine(void)
         ag_plugin_start(cfg->plugin);
         return;
     }
-    if (p.chunk_max < p.chunk_first)
-        p.chunk_max = p.chunk_first;
     if (cfg->liveness != AG_LIVENESS_OFF)
         p.light_after = 0;        /* light ops carry no args to check */
     ag_faults_setup(cfg->inject_faults);

@@ -126,10 +126,10 @@ void ag_record_context_may_change(void)
 static uintptr_t current_context(void)
 {
     unsigned gen = atomic_load_explicit(&context_generation, memory_order_acquire);
-    CUcontext ctx = NULL;
-    DRIVER_FN(get_current, cuCtxGetCurrent);
     if (known_generation == gen && gen != 0)   /* 0: a new thread's, or wrapped round */
         return known_context;
+    CUcontext ctx = NULL;
+    DRIVER_FN(get_current, cuCtxGetCurrent);
     if (get_current == NULL || get_current(&ctx) != CUDA_SUCCESS)
         return (uintptr_t)ctx;      /* not kept: asked again next time */
     known_context = (uintptr_t)ctx;

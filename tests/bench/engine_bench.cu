@@ -78,7 +78,8 @@ static int env_int(const char *name, int fallback, int min)
 
 static int chunk_len(int c, int pos, int n)
 {
-    int first = env_int("AUTOGRAPH_CHUNK", 8, 1), growth = env_int("AUTOGRAPH_CHUNK_GROWTH", 2, 1);
+    int first = env_int("AUTOGRAPH_CHUNK", 8, 1);
+    int growth = env_int("AUTOGRAPH_CHUNK_GROWTH", 2, 1);
     long size = first;
     int len;
     for (int i = 0; i < c; i++)

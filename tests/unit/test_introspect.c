@@ -421,7 +421,8 @@ static void test_dump(void)
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
-                                  .chunk_growth = 2, .chunk_max = 16, .max_variants = 4, .period_min = 8,
+                                  .chunk_growth = 2, .chunk_max = 16, .max_variants = 4,
+                                  .period_min = 8,
                                   .light_after = 0 };
     CHECK(autograph_list_graphs(NULL, 0) == 0);    /* before the engine starts */
     ag_engine_setup(&fake, &p);
