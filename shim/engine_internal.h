@@ -124,7 +124,7 @@ struct ag_template {
     uint64_t start_key;         /* key of its first op */
     uintptr_t ctx;              /* context of its ops */
     int nops, nslots, nchunks;
-    int paced;                  /* chunks do not grow (engine_template.c) */
+    int paced;                  /* chunks grow backwards (engine_template.c) */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
     struct ag_top *ops;
     unsigned char *shapes;
@@ -160,7 +160,7 @@ struct ag_stats {
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
-    unsigned long paced;        /* templates of slow programs: chunks not growing */
+    unsigned long paced;        /* templates of slow programs: chunks grow backwards */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];

@@ -13,6 +13,7 @@
 #include "engine_introspect.h"
 #include "log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,24 +97,22 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
     out->hash = top->hash;
 }
 
-/* The next chunk's size after one of `size` ops: chunk_growth times it (up to
- * chunk_max), or the same when the template is paced. */
-static int next_size(const struct ag_template *t, int size)
+/* The chunk size after one of `size` ops in the direction chunks grow: chunk_growth
+ * times it, up to chunk_max. */
+static int next_size(int size)
 {
-    long next;
-    if (t->paced)
-        return size;
-    next = (long)size * ag_eng.p.chunk_growth;
+    long next = (long)size * ag_eng.p.chunk_growth;
     return next < ag_eng.p.chunk_max ? (int)next : ag_eng.p.chunk_max;
 }
 
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
  * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
  * window's; while another template replays part of a window, its ops are not timed).
- * Such a program (Python, a dispatcher, host work) is slower than the GPU: the ops
- * of a big chunk would wait for the program long after the GPU could have run them,
- * and the last chunk's GPU time would come on top of the window.  Its chunks stay
- * chunk_first ops long. */
+ * Such a program (Python, a dispatcher, host work) is slower than the GPU, so the GPU
+ * catches up with a big chunk while the program submits the next ones; what it must
+ * not get is a big chunk at the end, whose GPU time would come on top of the window
+ * (the host waits for it at the flush point).  Its chunks grow backwards: the last is
+ * chunk_first ops long, each one before it chunk_growth times the next. */
 #define PACING_GAPS 16
 static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 {
@@ -122,42 +121,63 @@ static void decide_pacing(struct ag_template *t, const struct ag_window *w)
     t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= enough &&
                mean > (uint64_t)ag_eng.p.chunk_slow_ns;
     ag_eng.s.paced += t->paced;
-    ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
-           "gaps): chunks %s", t->id, t->nops, mean / 1e3, w->program_gaps,
-           t->paced ? "paced (not growing)" : "growing");
 }
 
-/* Chunk boundaries: chunk_first ops, growing by chunk_growth up to chunk_max
- * (paced: all of chunk_first); a tail shorter than chunk_first joins the chunk before
- * it.  Returns how many; writes them to `out` unless NULL. */
-static int walk_chunks(const struct ag_template *t, struct ag_chunk *out)
+/* Chunk lengths in op order, `count` of them, into `out` unless NULL: the first
+ * chunk_first ops long, each next one chunk_growth times longer up to chunk_max; a
+ * rest shorter than chunk_first joins the chunk before it.  Paced, the same walked
+ * from the template's end: its last chunk is chunk_first long, and the rest shorter
+ * than chunk_first joins the first chunk.  Returns how many. */
+static int walk_chunks(const struct ag_template *t, struct ag_chunk *out, int count)
 {
-    int count = 0, pos = 0, size = ag_eng.p.chunk_first;
+    int n = 0, pos = 0, size = ag_eng.p.chunk_first, first = ag_eng.p.chunk_first;
     while (pos < t->nops) {
-        int len = size < t->nops - pos ? size : t->nops - pos;
-        if (t->nops - (pos + len) < ag_eng.p.chunk_first)
-            len = t->nops - pos;
+        int left = t->nops - pos;
+        int len = size < left ? size : left;
+        if (left - len < first)
+            len = left;
         if (out) {
-            out[count].begin = pos;
-            out[count].end = pos + len;
+            int k = t->paced ? count - 1 - n : n;          /* paced: from the end */
+            int end = t->paced ? t->nops - pos : pos + len;
+            out[k].begin = end - len;
+            out[k].end = end;
         }
         pos += len;
-        count++;
-        size = next_size(t, size);
+        n++;
+        size = next_size(size);
     }
-    return count;
+    return n;
 }
 
 /* Counts the chunks, then fills them in. */
 static int plan_chunks(struct ag_template *t)
 {
-    int count = walk_chunks(t, NULL);
+    int count = walk_chunks(t, NULL, 0);
     t->chunks = calloc((size_t)count, sizeof *t->chunks);
     if (t->chunks == NULL)
         return 0;
-    walk_chunks(t, t->chunks);
+    walk_chunks(t, t->chunks, count);
     t->nchunks = count;
     return 1;
+}
+
+/* AUTOGRAPH_LOG=debug: the pacing figure and the chunk lengths of a new template. */
+static void log_chunks(const struct ag_template *t, const struct ag_window *w)
+{
+    char lens[96];
+    size_t at = 0;
+    int c = 0;
+    uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
+    if (!ag_log_enabled(AG_LOG_DEBUG))
+        return;
+    lens[0] = '\0';
+    for (; c < t->nchunks && at + 16 < sizeof lens; c++)
+        at += (size_t)snprintf(lens + at, sizeof lens - at, " %d",
+                               t->chunks[c].end - t->chunks[c].begin);
+    ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
+           "gaps): chunks %s:%s%s", t->id, t->nops, mean / 1e3, w->program_gaps,
+           t->paced ? "paced (shrinking towards the end)" : "growing", lens,
+           c < t->nchunks ? " ..." : "");
 }
 
 /* Views of a chunk's ops for the backend: chunk-local slots and links. */
@@ -299,6 +319,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
     if (copied)
         decide_pacing(t, w);
     if (copied && plan_chunks(t)) {
+        log_chunks(t, w);
         rc = 0;
         for (int c = 0; c < t->nchunks && rc == 0; c++) {
             rc = build_chunk(t, &t->chunks[c], w, a);

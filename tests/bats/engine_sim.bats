@@ -402,19 +402,26 @@ want() {
     grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
 }
 
-@test "engine_cases: a program slower than its GPU work gets chunks that do not grow (paced); AUTOGRAPH_CHUNK_SLOW_US=0 keeps growing, AUTOGRAPH_CHUNK_GROWTH times" {
-    local CASES_ENV=()
-    # 40 launches, the program busy 5 us before each: chunks of 8 (5 per replay)
+@test "engine_cases: a program slower than its GPU work gets chunks that shrink towards the end (paced); AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start, AUTOGRAPH_CHUNK_GROWTH times" {
+    local CASES_ENV=(AUTOGRAPH_LOG=debug)
+    # 40 launches, the program busy 5 us before each: 16, 16, 8 (3 per replay)
     cases slow 30 5
     want templates_paced -eq 1
     want replays -ge 20
+    want chunk_launches -eq $((3 * ${S[replays]}))
+    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 16 16 8$' "$tmp/shim.err"
+    # paced, growth 1: 8 x 5
+    CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=1)
+    cases slow 30 5
+    want templates_paced -eq 1
     want chunk_launches -eq $((5 * ${S[replays]}))
     # the same with the rule off: 8, 16, 16 (3 per replay)
-    CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0)
+    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0)
     cases slow 30 5
     want templates_paced -eq 0
     want replays -ge 20
     want chunk_launches -eq $((3 * ${S[replays]}))
+    grep -q '^libautograph: graph 1: 40 ops, .*: chunks growing: 8 16 16$' "$tmp/shim.err"
     # AUTOGRAPH_CHUNK_GROWTH: 4 gives 8, 32 (2 per replay); 1 gives 8 x 5
     CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=4)
     cases slow 30 5
