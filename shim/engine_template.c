@@ -114,9 +114,14 @@ static int next_size(int size)
  * (the host waits for it at the flush point).  Its chunks grow backwards: the last is
  * chunk_first ops long, each one before it chunk_growth times the next. */
 #define PACING_GAPS 16
+static uint64_t program_mean_ns(const struct ag_window *w)
+{
+    return w->program_gaps ? w->program_ns / w->program_gaps : 0;
+}
+
 static void decide_pacing(struct ag_template *t, const struct ag_window *w)
 {
-    uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
+    uint64_t mean = program_mean_ns(w);
     uint32_t half = (uint32_t)t->nops / 2, enough = half < PACING_GAPS ? half : PACING_GAPS;
     t->paced = ag_eng.p.chunk_slow_ns && w->program_gaps >= enough &&
                mean > (uint64_t)ag_eng.p.chunk_slow_ns;
@@ -167,7 +172,6 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
     char lens[96];
     size_t at = 0;
     int c = 0;
-    uint64_t mean = w->program_gaps ? w->program_ns / w->program_gaps : 0;
     if (!ag_log_enabled(AG_LOG_DEBUG))
         return;
     lens[0] = '\0';
@@ -175,7 +179,8 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
         at += (size_t)snprintf(lens + at, sizeof lens - at, " %d",
                                t->chunks[c].end - t->chunks[c].begin);
     ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
-           "gaps): chunks %s:%s%s", t->id, t->nops, mean / 1e3, w->program_gaps,
+           "gaps): chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
+           w->program_gaps,
            t->paced ? "paced (shrinking towards the end)" : "growing", lens,
            c < t->nchunks ? " ..." : "");
 }
