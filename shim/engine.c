@@ -10,12 +10,12 @@
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
+#include "timing.h"          /* ag_timing_now: the one monotonic clock */
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct ag_engine ag_eng;
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,16 +52,9 @@ unsigned ag_threads_seen(void)
     return __atomic_load_n(&next_thread_id, __ATOMIC_RELAXED);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 double ag_now_us(void)
 {
-    return (double)now_ns() / 1e3;
+    return (double)ag_timing_now() / 1e3;
 }
 
 /* An op arrives (full path, no replay running): the program's time since the last op
@@ -69,7 +62,7 @@ double ag_now_us(void)
 static void note_arrival(struct ag_window *w)
 {
     if (w->last_return_ns) {
-        w->program_ns += now_ns() - w->last_return_ns;
+        w->program_ns += ag_timing_now() - w->last_return_ns;
         w->program_gaps++;
         w->last_return_ns = 0;
     }
@@ -350,7 +343,7 @@ void ag_engine_done(const struct ag_op *op, int result)
 {
     after_eager(op, result);
     if (ag_eng.p.chunk_slow_ns && op->slot != 0xff)
-        ag_eng.w.last_return_ns = now_ns();
+        ag_eng.w.last_return_ns = ag_timing_now();
     pthread_mutex_unlock(&engine_lock);
 }
 
