@@ -19,7 +19,9 @@ struct ag_backend {
 
     /* Builds a graph of ops[0..n) on the backend's own streams (op->slot picks one of
      * `nslots`; op->link says how an EVENT_WAIT is built).  nodes[i] receives a handle
-     * for every patchable op (kernel, memset, memcpy), NULL for the others. */
+     * for every patchable op (kernel, memset, memcpy) and every op whose node names
+     * the program's event (EVENT_RECORD; EVENT_WAIT linked AG_LINK_EXTERNAL), NULL
+     * for the others. */
     int (*build)(const struct ag_op *ops, int n, int nslots, void **graph, void **nodes);
 
     /* Instantiates a built graph into an executable one. */
@@ -27,6 +29,13 @@ struct ag_backend {
 
     /* Gives node `node` of `exec` the args of `op` (same shape as when built). */
     int (*patch)(void *exec, void *node, const struct ag_op *op);
+
+    /* Points the node `node` of an event op (one build gave a handle for) at `event`:
+     * in `exec` when it is not NULL, else in the graph it was built in.  event 0: at a placeholder
+     * event of the backend's own, which no launched graph names (the program is
+     * destroying the event: engine_events.c).  NULL: graphs naming a destroyed
+     * event are dropped. */
+    int (*set_event)(void *exec, void *node, uintptr_t event);
 
     /* Launches `exec` on streams[0], after all work already submitted to every
      * streams[i] and before any work submitted to them later. */

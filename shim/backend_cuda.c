@@ -51,6 +51,7 @@ static struct {
     CUevent *events;            /* capture events: one per op + one per slot */
     size_t nevents;
     CUevent join[AG_MAX_SLOTS];
+    CUevent placeholder;        /* what parked event nodes name (backend_set_event) */
 } be;
 
 /* ---- context and objects ----------------------------------------------------------- */
@@ -94,6 +95,9 @@ static CUresult ensure_objects(CUcontext ctx, int nslots, size_t nevents)
         if (be.capture[s] == NULL &&
             (rc = stream_create(&be.capture[s], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
             return rc;
+    if (be.placeholder == NULL &&
+        (rc = event_create(&be.placeholder, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+        return rc;
     for (int s = 0; s < AG_MAX_SLOTS; s++)
         if (be.join[s] == NULL &&
             (rc = event_create(&be.join[s], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
@@ -159,7 +163,9 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
     n->node = deps[0];
     n->kind = op->kind;
     n->ctx = be.ctx;
-    if (op->kind == AG_OP_KERNEL)
+    if (op->kind == AG_OP_EVENT_RECORD || op->kind == AG_OP_EVENT_WAIT)
+        rc = CUDA_SUCCESS;             /* backend_set_event needs the node only */
+    else if (op->kind == AG_OP_KERNEL)
         rc = kernel_params(n->node, &n->p.kernel);
     else if (op->kind == AG_OP_MEMSET)
         rc = memset_params(n->node, &n->p.memset);
@@ -184,12 +190,16 @@ static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct nod
     switch (op->kind) {
     case AG_OP_EVENT_RECORD:
         rc = record(be.events[j], s);
-        return rc ? rc : record_flags((CUevent)op->event, s, CU_EVENT_RECORD_EXTERNAL);
+        if (rc == CUDA_SUCCESS)
+            rc = record_flags((CUevent)op->event, s, CU_EVENT_RECORD_EXTERNAL);
+        return rc ? rc : keep_node(op, s, node);
     case AG_OP_EVENT_WAIT:
         if (op->link >= 0)
             return wait(s, be.events[op->link], 0);
-        if (op->link == AG_LINK_EXTERNAL)
-            return wait(s, (CUevent)op->event, CU_EVENT_WAIT_EXTERNAL);
+        if (op->link == AG_LINK_EXTERNAL) {
+            rc = wait(s, (CUevent)op->event, CU_EVENT_WAIT_EXTERNAL);
+            return rc ? rc : keep_node(op, s, node);
+        }
         return CUDA_SUCCESS;                 /* implied by the chunk order */
     default:
         rc = ag_record_issue(op, s);
@@ -297,6 +307,37 @@ static int backend_instantiate(void *graph, void **exec)
 
 /* ---- patch and launch -------------------------------------------------------------- */
 
+static CUresult set_exec_event(CUgraphExec exec, const struct node *n, CUevent e)
+{
+    if (n->kind == AG_OP_EVENT_RECORD) {
+        DRIVER(set, cuGraphExecEventRecordNodeSetEvent);
+        return set(exec, n->node, e);
+    } else {
+        DRIVER(set, cuGraphExecEventWaitNodeSetEvent);
+        return set(exec, n->node, e);
+    }
+}
+
+static CUresult set_graph_event(const struct node *n, CUevent e)
+{
+    if (n->kind == AG_OP_EVENT_RECORD) {
+        DRIVER(set, cuGraphEventRecordNodeSetEvent);
+        return set(n->node, e);
+    } else {
+        DRIVER(set, cuGraphEventWaitNodeSetEvent);
+        return set(n->node, e);
+    }
+}
+
+/* Points an event node at `event` (0: the placeholder) in exec, or else in its graph. */
+static int backend_set_event(void *exec, void *node, uintptr_t event)
+{
+    CUevent e = event ? (CUevent)event : be.placeholder;
+    if (e == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;    /* no graph was built yet */
+    return exec ? set_exec_event((CUgraphExec)exec, node, e) : set_graph_event(node, e);
+}
+
 static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op)
 {
     DRIVER(set, cuGraphExecKernelNodeSetParams);
@@ -318,6 +359,8 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
     struct node *n = node;
     if (n == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    if (ag_is_event_op(n->kind))       /* the program's event of this replay */
+        return op->event ? backend_set_event(exec, n, op->event) : CUDA_ERROR_INVALID_HANDLE;
     if (n->kind == AG_OP_KERNEL)
         return patch_kernel((CUgraphExec)exec, n, op);
     if (n->kind == AG_OP_MEMSET) {
@@ -418,6 +461,7 @@ static int backend_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t 
 const struct ag_backend ag_cuda_backend = {
     .issue = backend_issue,
     .build = backend_build,
+    .set_event = backend_set_event,
     .instantiate = backend_instantiate,
     .patch = backend_patch,
     .launch = backend_launch,

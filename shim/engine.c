@@ -177,10 +177,10 @@ static void forget_recent(uint64_t hash)
 
 /* ---- graphs the program's own destroys and unloads drop -------------------------- */
 
-/* A program that destroys an event of a window after each sync (cuDNN's fork events)
- * or unloads a module of its kernels each time would have the window's graph built,
- * dropped before its first replay and built again forever: after AG_MAX_DROPS such
- * drops the window stays eager.  A graph that replayed before it went is not counted.
+/* A program that unloads a module of a window's kernels after each sync (or destroys
+ * its event where the backend cannot park event nodes: engine_events.c) would have
+ * the window's graph built, dropped before its first replay and built again forever:
+ * after AG_MAX_DROPS such drops the window stays eager.  A graph that replayed before it went is not counted.
  * Counted in a small table by window hash (a collision only restarts a count). */
 void ag_note_program_drop(const struct ag_template *t)
 {
@@ -377,23 +377,6 @@ void ag_engine_unrecorded(const struct ag_op *op)
     pthread_mutex_unlock(&engine_lock);
 }
 
-static int records_or_waits_on(const struct ag_template *t, const void *event)
-{
-    for (int i = 0; i < t->nops; i++)
-        if (t->ops[i].event == *(const uintptr_t *)event &&
-            (t->ops[i].kind == AG_OP_EVENT_RECORD || t->ops[i].kind == AG_OP_EVENT_WAIT)) {
-            ag_note_program_drop(t);
-            return 1;
-        }
-    return 0;
-}
-
-static void retire_event(uintptr_t event)
-{
-    ag_templates_retire_if(records_or_waits_on, &event,
-                           "an event it records or waits on was destroyed");
-}
-
 static void drop_all(const char *why)
 {
     struct ag_template *t, *tmp;
@@ -420,7 +403,7 @@ void ag_engine_before(int entry, uintptr_t arg0)
     if (policy & AG_POLICY_REASON_MASK)
         end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
     if (policy & AG_POLICY_EVENT_GONE)
-        retire_event(arg0);
+        ag_events_destroyed(arg0);
     if (policy & AG_POLICY_STREAM_GONE)
         ag_stream_gone(arg0);
     if (policy & AG_POLICY_DROP_GRAPHS)
@@ -512,6 +495,7 @@ void ag_engine_reset_for_tests(void)
 {
     pthread_mutex_lock(&engine_lock);
     drop_all("reset");
+    ag_events_forget_all();
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_eng.app_capturing = 0;

@@ -107,6 +107,10 @@ void ag_engine_memory_freed(uintptr_t base, size_t size);
 /* The program created a stream with this handle (it may reuse a destroyed one's). */
 void ag_engine_stream_created(uintptr_t stream);
 
+/* The program created an event with this handle (it may reuse a destroyed one's:
+ * engine_events.c). */
+void ag_engine_event_created(uintptr_t event);
+
 /* Drops every graph (their objects are destroyed through the backend). */
 void ag_engine_drop_graphs(const char *why);
 

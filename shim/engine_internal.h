@@ -161,6 +161,8 @@ struct ag_stats {
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks grow backwards */
+    unsigned long events_parked;    /* event nodes parked when their event was destroyed */
+    unsigned long events_repointed; /* event nodes patched to the program's event */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
@@ -244,6 +246,11 @@ int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *
                            const void *arg, const char *why);
 void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
                          struct ag_op *out);
+
+/* engine_events.c */
+int ag_event_is_dead(uintptr_t event);
+void ag_events_destroyed(uintptr_t event);
+void ag_events_forget_all(void);
 
 /* engine_replay.c */
 int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);

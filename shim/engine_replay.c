@@ -132,6 +132,8 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
         top->args_len != op->args_len ||
         memcmp(t->shapes + top->shape_off, op->shape, op->shape_len) != 0)
         return "a different op (function, configuration, sizes or kind)";
+    if (ag_is_event_op(op->kind) && ag_event_is_dead(op->event))
+        return "an event the program destroyed";
     if (op->kind == AG_OP_EVENT_WAIT && o->link_back && o->link_back <= (uint32_t)i)
         link = i - (int)o->link_back;
     if (op->kind == AG_OP_EVENT_WAIT && link != top->link)

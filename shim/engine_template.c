@@ -95,6 +95,11 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
     out->args_len = top->args_len;
     out->args = args;
     out->hash = top->hash;
+    if (args && ag_is_event_op(top->kind) && top->args_len == sizeof(uint64_t)) {
+        uint64_t event;
+        memcpy(&event, args, sizeof event);     /* the event is an argument */
+        out->event = (uintptr_t)event;
+    }
 }
 
 /* The chunk size after one of `size` ops in the direction chunks grow: chunk_growth
@@ -522,22 +527,30 @@ static struct ag_variant *pick_variant(struct ag_chunk *c, const unsigned char *
     return &c->variants[lru];
 }
 
+/* Patches variant v to `args`, node by node where they differ.  An op without a
+ * node (an event wait the graph makes with an edge) only takes the new bytes. */
 static int patch_variant(struct ag_template *t, struct ag_chunk *c, struct ag_variant *v,
                          const unsigned char *args)
 {
     for (int i = c->begin; i < c->end; i++) {
         const struct ag_top *top = &t->ops[i];
+        void *node = c->nodes[i - c->begin];
         struct ag_op view;
         int rc;
         if (top->args_len == 0 ||
             memcmp(v->args + top->args_off, args + top->args_off, top->args_len) == 0)
             continue;
-        ag_template_op_view(t, i, args + top->args_off, &view);
-        rc = ag_eng.be->patch(v->exec, c->nodes[i - c->begin], &view);
-        if (rc != 0)
-            return rc;
+        if (node != NULL) {
+            ag_template_op_view(t, i, args + top->args_off, &view);
+            rc = ag_eng.be->patch(v->exec, node, &view);
+            if (rc != 0)
+                return rc;
+            if (ag_is_event_op(top->kind))
+                ag_eng.s.events_repointed++;
+            else
+                ag_eng.s.patches++;
+        }
         memcpy(v->args + top->args_off, args + top->args_off, top->args_len);
-        ag_eng.s.patches++;
     }
     return 0;
 }

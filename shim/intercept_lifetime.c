@@ -6,7 +6,8 @@
  * drops the graphs that hold a pointer into it (engine.c) and moves it to the
  * table's freed list when the call succeeds.  A stream creation tells the engine
  * that the handle is a live stream (it may be a destroyed stream's handle reused;
- * a replay never maps a destroyed stream).  An adapter reads the address and
+ * a replay never maps a destroyed stream); so does an event creation (a replay never
+ * holds an op on a destroyed event: engine_events.c).  An adapter reads the address and
  * size from the call's own arguments; trailing arguments it does not need are
  * absorbed by `...`.  Not tracked: the 32-bit v1 ABI (cuMemAlloc, cuMemAllocPitch,
  * cuMemAllocHost, cuMemFree without _v2), address reservations (no memory), and
@@ -152,6 +153,16 @@ static void stream_out_after(CUresult result, int id, CUstream *s, ...)
         ag_engine_stream_created((uintptr_t)*s);
 }
 
+/* ---- events: after the call -------------------------------------------------------- */
+
+#define event_out_before none
+static void event_out_after(CUresult result, int id, CUevent *e, ...)
+{
+    (void)id;
+    if (result == CUDA_SUCCESS)
+        ag_engine_event_created((uintptr_t)*e);
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 #define AG_SPREAD(...) __VA_ARGS__
@@ -185,3 +196,5 @@ AG_TRACK(cuMemUnmap,                   unmap)
 
 AG_TRACK(cuStreamCreate,               stream_out)
 AG_TRACK(cuStreamCreateWithPriority,   stream_out)
+AG_TRACK(cuEventCreate,                event_out)
+AG_TRACK(cuIpcOpenEventHandle,         event_out)

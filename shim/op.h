@@ -3,7 +3,7 @@
  * The interception layer (record_ops.c, which knows CUDA) turns every call it can
  * defer into a struct ag_op: what kind of work it is, the stream it goes to, its
  * identity bytes ("shape": function, grid, block, sizes, ...) and its parameter bytes
- * ("args": kernel arguments, copy and memset addresses).  The engine compares shapes
+ * ("args": kernel arguments, copy and memset addresses, the event of a record or wait).  The engine compares shapes
  * to find repeats and args to decide what to patch; it never looks inside either.
  * No CUDA types here: the engine and its unit tests include this header.
  */
@@ -21,6 +21,12 @@ enum ag_op_kind {
     AG_OP_EVENT_WAIT,      /* cuStreamWaitEvent: a cross-stream edge, or an external wait */
     AG_OP_KIND_COUNT
 };
+
+/* An event record or wait: its args are the program's event handle (8 bytes). */
+static inline int ag_is_event_op(int kind)
+{
+    return kind == AG_OP_EVENT_RECORD || kind == AG_OP_EVENT_WAIT;
+}
 
 /* Stream keys: the stream handle, except for the two special streams. */
 #define AG_STREAM_LEGACY     ((uintptr_t)1)   /* NULL on a legacy entry, CU_STREAM_LEGACY */

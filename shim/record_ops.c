@@ -630,13 +630,17 @@ int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, si
     return 1;
 }
 
-struct event_shape { uint64_t event; uint32_t flags, pad; };
+/* The event is an argument, not part of the shape: a program that makes a new event
+ * for every step (PyTorch, cuDNN) repeats the same shape, and the graph's event node
+ * is patched to the new event like a kernel node to new pointers (engine_events.c). */
+struct event_shape { uint32_t flags, pad; };
 
 static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,
                            CUstream stream, unsigned flags)
 {
-    struct event_shape es = { .event = (uint64_t)(uintptr_t)event, .flags = flags };
-    unsigned char *buf = scratch_get(sizeof es);
+    struct event_shape es = { .flags = flags };
+    uint64_t handle = (uint64_t)(uintptr_t)event;
+    unsigned char *buf = scratch_get(sizeof es + sizeof handle);
     op_init(op, kind, entry, stream);
     op->event = (uintptr_t)event;
     if (buf == NULL)
@@ -644,7 +648,8 @@ static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,
     if (flags != 0)
         return reject(op, "event record or wait with flags");
     memcpy(buf, &es, sizeof es);
-    op_finish(op, buf, sizeof es, 0);
+    memcpy(buf + sizeof es, &handle, sizeof handle);
+    op_finish(op, buf, sizeof es, sizeof handle);
     return 1;
 }
 

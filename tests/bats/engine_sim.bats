@@ -42,7 +42,8 @@ OFF_SPECS=(1 13 101:noevents)
 SHIM_DRIVER_CALLS="cuStreamCreate cuEventCreate cuStreamBeginCapture_v2 cuStreamEndCapture
     cuStreamGetCaptureInfo_v3 cuGraphInstantiateWithFlags cuGraphLaunch
     cuGraphExecKernelNodeSetParams_v2 cuGraphKernelNodeGetParams_v2 cuEventRecord
-    cuStreamWaitEvent cuGraphDestroy cuGraphExecDestroy"
+    cuStreamWaitEvent cuGraphDestroy cuGraphExecDestroy cuGraphEventRecordNodeSetEvent
+    cuGraphExecEventRecordNodeSetEvent"
 SHIM_FAULT_AT3="cuGraphLaunch cuGraphExecKernelNodeSetParams_v2"
 SHIM_FAULT_LATER="cuGraphLaunch:40 cuGraphExecKernelNodeSetParams_v2:300 cuEventRecord:100
     cuStreamWaitEvent:101 cuStreamBeginCapture_v2:2 cuGraphInstantiateWithFlags:2"
@@ -135,14 +136,14 @@ load() {
 engine_line() {
     local k line="spec $1: ops=$OPS"
     for k in windows templates replays chunk_launches launches_graphed launches_eager patches \
-             variants mismatches; do
+             variants mismatches events_parked events_repointed; do
         line+=" $k=${S[$k]:-0}"
     done
     echo "$line"
 }
 
 @test "engine (a): property test: random programs log the same with the shim, and it graphs" {
-    local spec total=0 graphed=0 replays=0 fails=0
+    local spec total=0 graphed=0 replays=0 repointed=0 fails=0
     for spec in "${FUZZ_SPECS[@]}"; do
         fuzz plain "$spec" "$FUZZ_OPS"
         fuzz_shim shim "$spec" "$FUZZ_OPS"
@@ -151,10 +152,12 @@ engine_line() {
         total=$((total + OPS))
         graphed=$((graphed + ${S[launches_graphed]:-0}))
         replays=$((replays + ${S[replays]:-0}))
+        repointed=$((repointed + ${S[events_repointed]:-0}))
         engine_line "$spec"
     done
     echo "# engine property test: $total ops, ${#FUZZ_SPECS[@]} seeds" >&3
-    echo "# engine: launches_graphed $graphed, replays $replays over the set" >&3
+    echo "# engine: launches_graphed $graphed, replays $replays," \
+         "graphs re-pointed at events made anew $repointed over the set" >&3
     echo "total: $total ops, $fails failing seeds, launches_graphed $graphed, replays $replays"
     [ "$fails" -eq 0 ]
     [ "$total" -ge 100000 ]
@@ -441,14 +444,35 @@ want() {
     grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module or library of its kernels was unloaded$' "$tmp/shim.err"
 }
 
-@test "engine_cases: a window whose event the program destroys after each sync is built 3 times, then left eager (dropped_often): same log" {
+@test "engine_cases: a window whose event the program makes anew every step (and destroys after the sync) keeps its graph, its event node patched: same log, graphed" {
     cases event-churn 40
-    # the window repeats only if the simulator hands out the destroyed event's handle
-    # again (as the GPU's driver does); under ASan its allocator holds freed memory back
-    grep -q '^engine_cases: event handle reused [1-9]' "$tmp/shim.err" ||
-        skip "the simulator gave each new event a new handle (ASan): no window repeats"
-    want retired -eq 3               # each graph went before its first replay
-    want templates -eq 3
-    want "skip dropped_often" -ge 25
-    grep -q '^libautograph: explain: window of 10 ops: not graphed: dropped_often$' "$tmp/shim.err"
+    want retired -eq 0
+    want templates -eq 1
+    want replays -ge 30
+    want events_parked -ge 30        # the destroyed event's node, in the executable
+    want events_repointed -ge 30     # patched to the new event before each replay
+    want "skip dropped_often" -eq 0
+}
+
+@test "engine_cases: a record of a destroyed event is not held: it fails at the same call with the same error: same log" {
+    cases event-dead 40
+    grep -q '^engine_cases: record of a destroyed event: [1-9]' "$tmp/plain.out"
+    want replays -ge 30
+    grep -q 'replay stopped at op 2: an event the program destroyed; the held ops were issued eagerly$' "$tmp/shim.err"
+}
+
+@test "engine_cases: when an event node cannot be parked, the graph goes (3 times, then dropped_often); when it cannot be patched, the replay goes eager: same log" {
+    local fn
+    for fn in cuGraphEventRecordNodeSetEvent cuGraphExecEventRecordNodeSetEvent; do
+        CASES_ENV=(AUTOGRAPH_INJECT_FAULTS="$fn:1,$fn:2,$fn:3,$fn:4,$fn:5,$fn:6,$fn:7,$fn:8")
+        cases event-churn 40
+        want retired -ge 3
+        want "skip dropped_often" -ge 20
+    done
+    # use 1 parks the node at the first destroy, use 2 patches it at the next replay
+    CASES_ENV=(AUTOGRAPH_INJECT_FAULTS=cuGraphExecEventRecordNodeSetEvent:2)
+    cases event-churn 40
+    want retired -eq 1
+    want replays -ge 25
+    grep -q 'replay stopped at op [0-9]*: launching chunk 0 failed (error 999)' "$tmp/shim.err"
 }

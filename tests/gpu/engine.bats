@@ -6,7 +6,7 @@
 # with `make all gpu-progs` (tests/gpu/gpu.mk) when a GPU is there.
 #
 # Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
-# static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, legacy,
+# static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, churn, legacy,
 # norepeat, hostwork, rare).  Each prints one line per result buffer with a hash of its
 # exact bytes.  For every workload and both builds: run without the shim -> A, with the
 # shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
@@ -40,6 +40,27 @@ eg_norepeat() {
             "(is it on?)" >&2
         return 1
     fi
+}
+
+# eg_kept_across_destroys: after eg_repeating on churn: every iteration's event was timed
+# (the graph really recorded the new event), and the graph was re-pointed at new events
+# instead of being dropped.
+eg_kept_across_destroys() {
+    local sum
+    sum=$(cat "$BATS_TEST_TMPDIR"/b.sum.* 2>/dev/null)
+    local tag
+    for tag in a b; do
+        grep -q '^churn timed 100 of 100$' "$BATS_TEST_TMPDIR/$tag.err" && continue
+        echo "churn: not every iteration's event was recorded ($tag: a without the shim, b with):" >&2
+        grep '^churn timed' "$BATS_TEST_TMPDIR/$tag.err" >&2
+        return 1
+    done
+    ag_log "churn: $(grep -E '^(events_parked|events_repointed|retired) ' <<<"$sum" | tr '\n' ' ')"
+    grep -Eq '^events_repointed ([5-9][0-9]|[1-9][0-9]{2,})$' <<<"$sum" || {
+        echo "churn: the graph was not re-pointed at the new events (is the handle reused?)" >&2
+        grep -E '^(events_|retired|replays|skip)' <<<"$sum" >&2
+        return 1
+    }
 }
 
 # --- every workload, static and shared cudart ------------------------------------------
@@ -82,6 +103,15 @@ eg_norepeat() {
 }
 @test "engine: forkjoin 100 (3 streams, events), shared cudart: same bytes, graphed > 0" {
     eg_repeating engine_shared forkjoin 100
+}
+
+@test "engine: churn 100 (forkjoin, its fork event made anew every iteration), static cudart: same bytes, the graph kept and re-pointed" {
+    eg_repeating engine_static churn 100 || return 1
+    eg_kept_across_destroys
+}
+@test "engine: churn 100 (forkjoin, its fork event made anew every iteration), shared cudart: same bytes, the graph kept and re-pointed" {
+    eg_repeating engine_shared churn 100 || return 1
+    eg_kept_across_destroys
 }
 
 @test "engine: legacy 200 (stream 0, cudaDeviceSynchronize), static cudart: same bytes, graphed > 0" {

@@ -14,6 +14,9 @@
 //                                (unsigned, float) that changes every iteration
 //   engine_prog forkjoin ITERS   3 non-blocking streams: fork with an event on s0, kernels
 //                                on s1 and s2, join back with events, sync s0
+//   engine_prog churn ITERS      forkjoin's loop with its fork event made anew each
+//                                iteration and destroyed after the sync (timing on: the
+//                                time from a start event to it is asked for after the sync)
 //   engine_prog legacy ITERS     5 kernels on the legacy default stream (stream 0), then
 //                                cudaDeviceSynchronize
 //   engine_prog norepeat ITERS   windows that never repeat: the kernel sequence of window w
@@ -280,17 +283,29 @@ static int mode_scalar(int iters)
     return 0;
 }
 
-static int mode_forkjoin(int iters)
+// forkjoin and churn: churn makes the fork event anew every iteration and destroys it
+// after the sync (as cuDNN and PyTorch do), with timing on: after each sync the time
+// from `start` (recorded first) to `fork` is asked for, which fails unless both were
+// really recorded.  The count of iterations where it did not fail goes to stderr.
+static int mode_forkjoin(int iters, int churn)
 {
     const int n = 1 << 16, bs = 256, g = n / bs;
     cudaStream_t s0 = new_stream(), s1 = new_stream(), s2 = new_stream();
-    cudaEvent_t fork, j1, j2;
-    CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    cudaEvent_t start, fork, j1, j2;
+    int timed = 0;
+    CK(cudaEventCreate(&start));
+    if (!churn)
+        CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&j1, cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&j2, cudaEventDisableTiming));
     unsigned *a = dev_u(n, 11u, s0), *b = dev_u(n, 12u, s0), *c = dev_u(n, 13u, s0);
     CK(cudaStreamSynchronize(s0));
     for (int it = 0; it < iters; it++) {
+        float ms;
+        if (churn) {
+            CK(cudaEventCreate(&fork));
+            CK(cudaEventRecord(start, s0));
+        }
         KL(k_heavy<<<g, bs, 0, s0>>>(a, a, n, 11u, 32));
         CK(cudaEventRecord(fork, s0));
         CK(cudaStreamWaitEvent(s1, fork, 0));
@@ -304,15 +319,23 @@ static int mode_forkjoin(int iters)
         CK(cudaStreamWaitEvent(s0, j2, 0));
         KL(k_combine<<<g, bs, 0, s0>>>(a, b, c, n));
         CK(cudaStreamSynchronize(s0));
+        if (churn) {
+            timed += cudaEventElapsedTime(&ms, start, fork) == cudaSuccess;
+            CK(cudaEventDestroy(fork));
+        }
     }
     CK(cudaDeviceSynchronize());
+    if (churn)
+        fprintf(stderr, "%s timed %d of %d\n", g_mode, timed, iters);
     print_dev("a", a, n * sizeof *a);
     print_dev("b", b, n * sizeof *b);
     print_dev("c", c, n * sizeof *c);
     CK(cudaFree(a));
     CK(cudaFree(b));
     CK(cudaFree(c));
-    CK(cudaEventDestroy(fork));
+    if (!churn)
+        CK(cudaEventDestroy(fork));
+    CK(cudaEventDestroy(start));
     CK(cudaEventDestroy(j1));
     CK(cudaEventDestroy(j2));
     CK(cudaStreamDestroy(s0));
@@ -487,6 +510,7 @@ static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
+            "       churn ITERS |\n"
             "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
             "       phases ITERS\n",
             argv0);
@@ -514,7 +538,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(g_mode, "scalar")) {
         rc = mode_scalar(a);
     } else if (!strcmp(g_mode, "forkjoin")) {
-        rc = mode_forkjoin(a);
+        rc = mode_forkjoin(a, 0);
+    } else if (!strcmp(g_mode, "churn")) {
+        rc = mode_forkjoin(a, 1);
     } else if (!strcmp(g_mode, "legacy")) {
         rc = mode_legacy(a);
     } else if (!strcmp(g_mode, "norepeat")) {

@@ -18,6 +18,12 @@ void sim_event_free(sim_event *e)
     sim_obj_free(e);
 }
 
+void sim_event_op(sim_op *op, sim_event *e)
+{
+    op->u.evt.ev = e;
+    op->u.evt.ordinal = e ? e->o.ordinal : 0;
+}
+
 void sim_event_mark(sim_event *e)
 {
     e->recorded = 1;
@@ -71,7 +77,7 @@ CUresult sim_api_event_record_with_flags(CUevent hEvent, CUstream hStream, unsig
         return CUDA_ERROR_INVALID_VALUE;
     if (s->cap && !(flags & CU_EVENT_RECORD_EXTERNAL))
         return sim_capture_event_record(s, e);
-    op.u.evt.ev = e;
+    sim_event_op(&op, e);
     return sim_submit(s, &op, 0);
 }
 
@@ -139,6 +145,6 @@ CUresult sim_api_stream_wait_event(CUstream hStream, CUevent hEvent, unsigned in
         sim_capture_invalidate(s->cap);
         return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     }
-    op.u.evt.ev = e;
+    sim_event_op(&op, e);
     return sim_submit(s, &op, 0);
 }

@@ -194,6 +194,25 @@ CUresult sim_api_graph_exec_host_node_set_params(CUgraphExec hGraphExec, CUgraph
     return exec_set_params(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_HOST, nodeParams);
 }
 
+static CUresult exec_set_event(CUgraphExec h, CUgraphNode node, int type, CUevent event)
+{
+    sim_node *n;
+    CUresult rc = exec_node(h, node, type, &n);
+    return rc ? rc : sim_node_set_event(n, event);
+}
+
+CUresult sim_api_graph_exec_event_record_node_set_event(CUgraphExec hGraphExec,
+                                                        CUgraphNode hNode, CUevent event)
+{
+    return exec_set_event(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD, event);
+}
+
+CUresult sim_api_graph_exec_event_wait_node_set_event(CUgraphExec hGraphExec,
+                                                      CUgraphNode hNode, CUevent event)
+{
+    return exec_set_event(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event);
+}
+
 /* ---- whole-graph update: same topology (node i <-> node i) or nothing */
 
 static size_t position(const sim_graph *g, const sim_node *x)

@@ -150,11 +150,13 @@ static CUresult add_event_node(CUgraphNode *ph, CUgraph hg, const CUgraphNode *d
                                CUevent event, int kind)
 {
     sim_op op = { .kind = kind };
+    sim_event *e;
     CUresult rc = sim_need_init();
     if (rc)
         return rc;
-    if (!(op.u.evt.ev = sim_obj_get(event, SIM_K_EVENT)))
+    if (!(e = sim_obj_get(event, SIM_K_EVENT)))
         return CUDA_ERROR_INVALID_VALUE;
+    sim_event_op(&op, e);
     return add_node(ph, hg, deps, n, &op);
 }
 
@@ -172,6 +174,35 @@ CUresult sim_api_graph_add_event_wait_node(CUgraphNode *phGraphNode, CUgraph hGr
 {
     return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event,
                           SIM_OP_EVENT_WAIT);
+}
+
+CUresult sim_node_set_event(sim_node *n, CUevent event)
+{
+    sim_event *e = sim_obj_get(event, SIM_K_EVENT);
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_event_op(&n->op, e);
+    return CUDA_SUCCESS;
+}
+
+/* Points event node h (of `type`) at event. */
+static CUresult node_set_event(CUgraphNode h, int type, CUevent event)
+{
+    sim_node *n;
+    CUresult rc = sim_node_get(h, type, &n);
+    return rc ? rc : sim_node_set_event(n, event);
+}
+
+CUresult sim_api_graph_event_record_node_set_event(CUgraphNode hNode, CUevent event)
+{
+    CUresult rc = sim_need_init();
+    return rc ? rc : node_set_event(hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD, event);
+}
+
+CUresult sim_api_graph_event_wait_node_set_event(CUgraphNode hNode, CUevent event)
+{
+    CUresult rc = sim_need_init();
+    return rc ? rc : node_set_event(hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event);
 }
 
 /* ---- dependencies */

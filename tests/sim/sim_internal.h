@@ -153,7 +153,7 @@ typedef struct sim_op {
         struct sim_set { uintptr_t dst; size_t pitch, width, height; unsigned value, elem; } set;
         struct { CUhostFn fn; void *user; } host;
         struct { CUstreamCallback fn; void *user; CUstream stream; } cb;
-        struct { struct sim_event *ev; } evt;
+        struct { struct sim_event *ev; unsigned long ordinal; } evt;  /* sim_event_op */
         struct { struct sim_graph *g; int owned; } graph;
         struct { sim_alloc *a; } mem;
     } u;
@@ -202,6 +202,9 @@ typedef struct sim_event {
 } sim_event;
 void sim_event_free(sim_event *e);
 void sim_event_mark(sim_event *e);     /* an executed record */
+/* op names event e (and remembers which e: a graph naming a destroyed event's
+ * handle, reused by a newer event, is told apart at execution). */
+void sim_event_op(sim_op *op, sim_event *e);
 
 /* ---- capture (sim_capture.c) */
 typedef struct sim_capture {
@@ -252,6 +255,7 @@ size_t sim_graph_order(const sim_graph *g, sim_node ***out);  /* topological */
 sim_node *sim_node_by_seq(const sim_graph *g, unsigned long seq);
 CUresult sim_graph_get(CUgraph h, sim_graph **out);
 CUresult sim_node_get(CUgraphNode h, int type, sim_node **out);   /* type -1: any */
+CUresult sim_node_set_event(sim_node *n, CUevent event);        /* an event node's event */
 void sim_node_replace(sim_node *x, sim_op *op, int keep_label);   /* takes op */
 CUresult sim_op_from_kernel_params(sim_op *op, const CUDA_KERNEL_NODE_PARAMS *p);
 /* params: the CUDA_*_NODE_PARAMS / CUDA_MEMCPY3D structure of that node type */

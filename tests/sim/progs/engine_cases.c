@@ -44,6 +44,8 @@
  *                   N" on stderr (iterations whose new event had the destroyed one's handle: the
  *                   window repeats only then; not under ASan, whose allocator holds
  *                   freed memory back).
+ *   event-dead      event-churn, then 2 launches on s and a record of the last
+ *                   iteration's (destroyed) event: prints the record's result.
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
@@ -238,6 +240,18 @@ static void churn_iteration(void)
     CK(cuEventDestroy(fork));
 }
 
+/* The start of a churn iteration, on the last one's event (destroyed): the record
+ * must fail, at that call, with the driver's own error. */
+static void record_destroyed(void)
+{
+    CUresult rc;
+    add(&a, s);
+    neg(&a, s);
+    rc = cuEventRecord(last_fork, s);
+    printf("engine_cases: record of a destroyed event: %d\n", (int)rc);
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- legacy-nonblocking, legacy-blocking ---- */
 
 static void legacy_iteration(void)
@@ -264,7 +278,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
     int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
-    int churn = !strcmp(mode, "event-churn");
+    int dead = !strcmp(mode, "event-dead"), churn = dead || !strcmp(mode, "event-churn");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
@@ -273,7 +287,7 @@ int main(int argc, char **argv)
     if ((attr < 0 && !legacy && !slow && !unload && !churn && strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn ITER "
+                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn|event-dead ITER "
                         "[EVERY]\n");
         return 2;
     }
@@ -304,6 +318,8 @@ int main(int argc, char **argv)
     } else if (churn) {
         for (int it = 0; it < iters; it++)
             churn_iteration();
+        if (dead)
+            record_destroyed();
     } else if (unload) {
         for (int it = 0; it < iters; it++)
             unload_iteration(&mod, it, argc > 3 ? every : 0);

@@ -14,7 +14,8 @@
  * iteration of a different shape (missing or extra op, other grid), iterations
  * without a sync, long runs without any sync, host checks (synchronous copies),
  * host-side rewrites of pinned inputs, host functions, queries and allocations in
- * the middle of an iteration.
+ * the middle of an iteration, events destroyed and made anew (after a sync or in
+ * the middle of an iteration).
  *
  * The program is a valid CUDA program: every access to a buffer that another
  * stream touched since the two were last ordered is preceded by an event record
@@ -189,9 +190,10 @@ typedef struct fuzz {
     int sync_every, sync_kind, sync_stream, p_othersync, p_skipsync;
     int p_long, long_min, long_max;
     int p_shape, check_every, p_hostfn, p_query, p_alloc, p_rewrite, p_memset_vary;
+    int p_churn;                   /* an event destroyed and made anew (often: same handle) */
 
     /* progress */
-    long ops, nops, iter, syncs, host_fns;
+    long ops, nops, iter, syncs, host_fns, churns;
 
     /* ordering: cnt[s] ops submitted to s; known[s][t]: s is ordered after the first
      * known[s][t] ops of t; host[t]: the host has waited for the first host[t] ops;
@@ -472,6 +474,7 @@ static void generate(fuzz *f)
     f->p_query = chance(r, 4) ? range(r, 10, 50) : 0;
     f->p_alloc = chance(r, 5) ? range(r, 20, 80) : 0;
     f->p_rewrite = range(r, 1, 3);
+    f->p_churn = f->noevents || chance(r, 2) ? 0 : range(r, 1, 6);
 }
 
 /* ---- emission */
@@ -609,7 +612,18 @@ static void sync_stream(fuzz *f, int s)
             f->host[t] = f->known[s][t];
 }
 
-/* A flush point inside an iteration: host function, query or allocation. */
+/* One of the pool's events destroyed and made anew, as PyTorch and cuDNN do (every
+ * record of it so far was waited on at once: fork_join, end_sync). */
+static void churn_event(fuzz *f)
+{
+    int e = pick(&f->run, NEVENTS);
+    CK(cuEventDestroy(f->ev[e]));
+    CK(cuEventCreate(&f->ev[e], CU_EVENT_DISABLE_TIMING));
+    f->churns++;
+}
+
+/* A flush point inside an iteration: host function, query, allocation or an event
+ * made anew. */
 static void interlude(fuzz *f)
 {
     uint64_t *r = &f->run;
@@ -639,6 +653,8 @@ static void interlude(fuzz *f)
         host_learned(f);
         CK(cuMemFree(tmp));
     }
+    if (chance(r, 4 * f->p_churn))
+        churn_event(f);
 }
 
 static void iteration(fuzz *f)
@@ -662,7 +678,7 @@ static void iteration(fuzz *f)
             emit(f, &extra, 0);
         if (i != skip)
             emit(f, &f->body[i], i == regrid);
-        if (i == f->nbody / 2 && (f->p_hostfn || f->p_query || f->p_alloc))
+        if (i == f->nbody / 2 && (f->p_hostfn || f->p_query || f->p_alloc || f->p_churn))
             interlude(f);
     }
 }
@@ -695,6 +711,8 @@ static void end_sync(fuzz *f)
     }
     host_learned(f);
     f->syncs++;
+    if (chance(r, f->p_churn))
+        churn_event(f);
 }
 
 /* After a context sync: synchronous copies back, checksums on stdout, new inputs. */
@@ -822,10 +840,10 @@ int main(int argc, char **argv)
     for (int s = 0; s < f.ncreated; s++)
         printf("%d", f.st_flags[s] == CU_STREAM_NON_BLOCKING);
     printf(" dev=%d pinned=%d body=%d sync=%d/%d every=%d other=%d skip=%d long=%d:%d-%d "
-           "shape=%d check=%d hostfn=%d query=%d alloc=%d\n", f.nd, f.np, f.nbody,
+           "shape=%d check=%d hostfn=%d query=%d alloc=%d churn=%d\n", f.nd, f.np, f.nbody,
            f.sync_kind, f.sync_stream, f.sync_every, f.p_othersync, f.p_skipsync, f.p_long,
            f.long_min, f.long_max, f.p_shape, f.check_every, f.p_hostfn, f.p_query,
-           f.p_alloc);
+           f.p_alloc, f.p_churn);
     if (dump && *dump && strcmp(dump, "0")) {
         fprintf(stderr, "engine_fuzz seed=%llu: body of %d ops (stream %d is %s)\n", seed,
                 f.nbody, f.ns - 1, f.legacy ? "the legacy stream" : "created");
@@ -853,8 +871,8 @@ int main(int argc, char **argv)
         }
     }
     host_check(&f, "final");
-    printf("engine_fuzz: seed=%llu ops=%ld iterations=%ld syncs=%ld host_fns=%ld\n", seed,
-           f.ops, f.iter, f.syncs, f.host_fns);
+    printf("engine_fuzz: seed=%llu ops=%ld iterations=%ld syncs=%ld host_fns=%ld "
+           "events_made_anew=%ld\n", seed, f.ops, f.iter, f.syncs, f.host_fns, f.churns);
     teardown(&f);
     return 0;
 }
