@@ -65,9 +65,23 @@ static int same_as_last_set(uintptr_t handle, int dev, int attrib, int value)
     return same;
 }
 
+/* A kernel's limit set for the current device reaches the kernel and its function
+ * here; set through a function, or for another device, it may reach handles the
+ * shim cannot name. */
+static void smem_limit_was_set(uintptr_t handle, int dev)
+{
+    CUdevice cur;
+    if (dev >= 0 && ag_current_device(&cur) && (int)cur == dev)
+        ag_smem_limit_set_on(handle, 1);
+    else
+        ag_smem_limits_forget();
+}
+
 static void remember_set(CUresult result, uintptr_t handle, int dev, int attrib, int value)
 {
     struct last_set *e;
+    if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        smem_limit_was_set(handle, dev); /* after the call: none asked before it stays */
     if (result != CUDA_SUCCESS || !ag_engine_running())
         return;
     pthread_mutex_lock(&sets_lock);

@@ -81,6 +81,8 @@ void ag_intercept_before(int entry, uintptr_t arg0)
 {
     ag_engine_before(entry, arg0);
     ag_record_context_may_change();     /* the next window asks the driver again */
+    if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS))
+        ag_smem_limits_forget();        /* a function's handle may come back */
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
 }

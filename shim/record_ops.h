@@ -69,11 +69,21 @@ void *ag_driver_proc(const char *name);
         __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
                          __ATOMIC_RELAXED)
 
+/* The current context's device: 1, or 0 when there is none or it cannot be asked. */
+int ag_current_device(CUdevice *dev);
+
 /* Set (intercept_attributes.c) once a function's dynamic shared memory limit has been
  * changed: from then on a kernel launch asking for dynamic shared memory is checked
  * against its function's limit now, and one over it is not recorded (it goes to the
  * driver at its call, and fails there as it would without the shim). */
 extern int ag_smem_limit_changed;
+
+/* The limits record_ops.c keeps per thread are stale: all of them (before a module or
+ * library is unloaded, before a context goes, after a limit is set through a
+ * CUfunction, which a CUkernel may share), or those of `handle` (after a limit is set
+ * through it; a CUkernel's function in the current context with it). */
+void ag_smem_limits_forget(void);
+void ag_smem_limit_set_on(uintptr_t handle, int kernel);
 
 /* Whether kernel op's function goes with the module or library that a call of `entry`
  * (cuModuleUnload, cuLibraryUnload) unloads: 1 yes, 0 no, -1 cannot tell. */

@@ -376,6 +376,15 @@ want() {
     want launches_graphed -gt 0
 }
 
+@test "engine_cases: a launch over a limit just lowered (through the function or the kernel) fails at its call (the limit asked before the set is not reused): same log" {
+    local mode
+    for mode in smem-lower smem-lower-kernel; do
+        cases $mode 40
+        grep -q '^engine_cases: launches over the lowered limit that failed: 8$' "$tmp/plain.out"
+        want replays -ge 20          # the windows between the lowered ones
+    done
+}
+
 @test "engine_cases: a changed cluster scheduling policy ends the window and drops every graph: same log" {
     cases attr-policy 40
     want "flush module" -ge 40

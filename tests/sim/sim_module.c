@@ -346,6 +346,21 @@ CUresult sim_api_func_set_attribute(CUfunction hfunc, CUfunction_attribute attri
     return CUDA_SUCCESS;
 }
 
+/* A kernel is its function here (one context, one device): dev must be 0. */
+CUresult sim_api_kernel_get_attribute(int *pi, CUfunction_attribute attrib, CUkernel kernel,
+                                      CUdevice dev)
+{
+    return dev != 0 ? CUDA_ERROR_INVALID_DEVICE
+                    : sim_api_func_get_attribute(pi, attrib, (CUfunction)kernel);
+}
+
+CUresult sim_api_kernel_set_attribute(CUfunction_attribute attrib, int val, CUkernel kernel,
+                                      CUdevice dev)
+{
+    return dev != 0 ? CUDA_ERROR_INVALID_DEVICE
+                    : sim_api_func_set_attribute((CUfunction)kernel, attrib, val);
+}
+
 CUresult sim_api_func_set_cache_config(CUfunction hfunc, CUfunc_cache config)
 {
     sim_func *f;

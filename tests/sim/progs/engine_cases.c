@@ -44,6 +44,14 @@
  *                   N" on stderr (iterations whose new event had the destroyed one's handle: the
  *                   window repeats only then; not under ASan, whose allocator holds
  *                   freed memory back).
+ *   smem-lower      created non-blocking stream s, a launch, scale's limit set to 2 KiB
+ *                   (the shim checks launches' limits from then on), add_one's to 64 KiB; each
+ *                   iteration: add_one asking for 60 KiB, 7 launches,
+ *                   cuStreamSynchronize(s); every 5th iteration the limit is 48 KiB
+ *                   meanwhile (set before, set back after): that launch fails (the
+ *                   failures are printed at the end).
+ *   smem-lower-kernel  the same, add_one's limit set with cuKernelSetAttribute (in
+ *                   the simulator a function is its own kernel).
  *   event-dead      event-churn, then 2 launches on s and a record of the last
  *                   iteration's (destroyed) event: prints the record's result.
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
@@ -105,6 +113,41 @@ static void attr_iteration(int mode, int it, int every)
     neg(&b, s);
     neg(&a, s);
     CK(cuStreamSynchronize(s));
+}
+
+/* ---- smem-lower ---- */
+
+static int lowered_fails;            /* launches over the lowered limit that failed */
+static int through_kernel;           /* smem-lower-kernel: limits set with cuKernelSetAttribute */
+
+static void set_add_one_smem(int bytes)
+{
+    if (through_kernel)
+        CK(cuKernelSetAttribute(SMEM, bytes, (CUkernel)add_one, 0));
+    else
+        CK(cuFuncSetAttribute(add_one, SMEM, bytes));
+}
+
+static void smem_lower_iteration(int it)
+{
+    void *args[] = { &a, &n };
+    int lowered = it % 5 == 4;
+    if (lowered)
+        set_add_one_smem(49152);
+    if (cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 61440, s, args, NULL) == CUDA_SUCCESS)
+        launches++;
+    else
+        lowered_fails++;
+    neg(&b, s);
+    add(&c, s);
+    neg(&a, s);
+    add(&b, s);
+    neg(&c, s);
+    add(&a, s);
+    neg(&b, s);
+    CK(cuStreamSynchronize(s));
+    if (lowered)
+        set_add_one_smem(65536);
 }
 
 /* ---- threads ---- */
@@ -279,15 +322,18 @@ int main(int argc, char **argv)
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
     int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
     int dead = !strcmp(mode, "event-dead"), churn = dead || !strcmp(mode, "event-churn");
+    int lower = !strcmp(mode, "smem-lower") || !strcmp(mode, "smem-lower-kernel");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && !slow && !unload && !churn && strcmp(mode, "threads")) ||
+    if ((attr < 0 && !legacy && !slow && !unload && !churn && !lower &&
+         strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn|event-dead ITER "
+                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn|event-dead|"
+                        "smem-lower|smem-lower-kernel ITER "
                         "[EVERY]\n");
         return 2;
     }
@@ -309,6 +355,15 @@ int main(int argc, char **argv)
     if (attr >= 0) {
         for (int it = 0; it < iters; it++)
             attr_iteration(attr, it, every);
+    } else if (lower) {
+        through_kernel = !strcmp(mode, "smem-lower-kernel");
+        add(&a, s);                  /* the engine is on: a change of scale's limit */
+        CK(cuFuncSetAttribute(scale, SMEM, 2048));  /* has it check every launch's */
+        set_add_one_smem(65536);
+        for (int it = 0; it < iters; it++)
+            smem_lower_iteration(it);
+        printf("engine_cases: launches over the lowered limit that failed: %d\n",
+               lowered_fails);
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
