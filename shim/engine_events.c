@@ -94,8 +94,9 @@ void ag_events_forget_all(void)
 
 /* ---- parking the nodes of a destroyed event ------------------------------------------ */
 
-/* Whether the event arg of op i, in the arg bytes `args` of its chunk, is `event`;
- * if so it is zeroed (the next replay patches the node). */
+/* Whether the event arg of event op `top`, in the arg bytes `args` of its chunk (as
+ * built, or as a variant holds them), is `event`; if so it is zeroed (the next replay
+ * patches the node). */
 static int take_event(const struct ag_top *top, unsigned char *args, uintptr_t event)
 {
     uint64_t have;
@@ -107,18 +108,16 @@ static int take_event(const struct ag_top *top, unsigned char *args, uintptr_t e
 }
 
 /* Parks the nodes of chunk c that name `event`, in its graph and its executables.
- * 0, 1 when it named the event, -1 when the backend refused. */
+ * -1 when one could not be parked (no set_event, or the backend refused). */
 static int park_chunk(const struct ag_template *t, struct ag_chunk *c, uintptr_t event)
 {
     const struct ag_backend *be = ag_eng.be;
-    int named = 0;
     for (int i = c->begin; i < c->end; i++) {
         const struct ag_top *top = &t->ops[i];
         void *node = c->nodes[i - c->begin];
         if (!ag_is_event_op(top->kind) || top->args_len != sizeof(uint64_t))
             continue;
         if (take_event(top, c->base, event)) {
-            named = 1;
             if (node && (be->set_event == NULL || be->set_event(NULL, node, 0) != 0))
                 return -1;
             ag_eng.s.events_parked += node != NULL;
@@ -126,27 +125,21 @@ static int park_chunk(const struct ag_template *t, struct ag_chunk *c, uintptr_t
         for (int v = 0; v < c->nvariants; v++) {
             if (!take_event(top, c->variants[v].args, event))
                 continue;
-            named = 1;
             if (node && (be->set_event == NULL || be->set_event(c->variants[v].exec, node, 0)))
                 return -1;
             ag_eng.s.events_parked += node != NULL;
         }
     }
-    return named;
+    return 0;
 }
 
-/* Parks every node of t that names `event`: 0, 1 when t named it, -1 when t must go
- * (a node could not be parked: no set_event, or the backend refused). */
+/* Parks every node of t that names `event`: -1 when t must go. */
 static int park_template(struct ag_template *t, uintptr_t event)
 {
-    int named = 0;
-    for (int k = 0; k < t->nchunks; k++) {
-        int rc = park_chunk(t, &t->chunks[k], event);
-        if (rc < 0)
+    for (int k = 0; k < t->nchunks; k++)
+        if (park_chunk(t, &t->chunks[k], event) < 0)
             return -1;
-        named |= rc;
-    }
-    return named;
+    return 0;
 }
 
 /* The program is destroying `event` (before the driver's call; the window has ended
@@ -156,7 +149,7 @@ void ag_events_destroyed(uintptr_t event)
     struct ag_template *t, *tmp;
     remember_dead(event);
     HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        if (t->failed || park_template(t, event) >= 0)
+        if (t->failed || park_template(t, event) == 0)
             continue;
         if (t == ag_eng.r.t)
             ag_replay_abort("an event of the graph was destroyed");
