@@ -29,33 +29,36 @@
 
 /* ---- driver functions that are not wrapped ---------------------------------------- */
 
-void *ag_driver_proc(const char *name)
+/* The driver's `name` at the ABI of CUDA `version`. */
+static void *driver_proc_at(const char *name, int version)
 {
     CUresult (*resolve)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
         ag_real_fn(AG_EP_cuGetProcAddress_v2);
     CUdriverProcAddressQueryResult status;
     void *fn = NULL;
-    if (resolve == NULL || resolve(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != 0)
+    if (resolve == NULL || resolve(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != 0)
         return NULL;
     return fn;
+}
+
+void *ag_driver_proc(const char *name)
+{
+    return driver_proc_at(name, CUDA_VERSION);
 }
 
 int ag_current_device(CUdevice *dev)
 {
     static CUresult (*get_device)(CUdevice *);
-    CUresult (*resolve)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *) =
-        ag_real_fn(AG_EP_cuGetProcAddress_v2);
-    CUdriverProcAddressQueryResult status;
-    void *fn = __atomic_load_n((void **)&get_device, __ATOMIC_RELAXED);
+    CUresult (*fn)(CUdevice *) = __atomic_load_n(&get_device, __ATOMIC_RELAXED);
     if (fn == NULL) {
         /* at CUDA_VERSION (13.0) the driver hands out cuCtxGetDevice_v2, which takes a
          * context too: ask for the CUDA 2.0 one */
-        if (resolve == NULL || resolve("cuCtxGetDevice", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT,
-                                       &status) != 0 || fn == NULL)
+        fn = (CUresult (*)(CUdevice *))driver_proc_at("cuCtxGetDevice", 2000);
+        if (fn == NULL)
             return 0;
-        __atomic_store_n((void **)&get_device, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&get_device, fn, __ATOMIC_RELAXED);
     }
-    return ((CUresult (*)(CUdevice *))fn)(dev) == CUDA_SUCCESS;
+    return fn(dev) == CUDA_SUCCESS;
 }
 
 /* ---- scratch, streams ------------------------------------------------------------ */
