@@ -163,7 +163,7 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
     n->node = deps[0];
     n->kind = op->kind;
     n->ctx = be.ctx;
-    if (op->kind == AG_OP_EVENT_RECORD || op->kind == AG_OP_EVENT_WAIT)
+    if (ag_is_event_op(op->kind))
         rc = CUDA_SUCCESS;             /* backend_set_event needs the node only */
     else if (op->kind == AG_OP_KERNEL)
         rc = kernel_params(n->node, &n->p.kernel);

@@ -180,8 +180,9 @@ static void forget_recent(uint64_t hash)
 /* A program that unloads a module of a window's kernels after each sync (or destroys
  * its event where the backend cannot park event nodes: engine_events.c) would have
  * the window's graph built, dropped before its first replay and built again forever:
- * after AG_MAX_DROPS such drops the window stays eager.  A graph that replayed before it went is not counted.
- * Counted in a small table by window hash (a collision only restarts a count). */
+ * after AG_MAX_DROPS such drops the window stays eager.  A graph that replayed
+ * before it went is not counted.  Counted in a small table by window hash (a
+ * collision only restarts a count). */
 void ag_note_program_drop(const struct ag_template *t)
 {
     struct ag_drops *d = &ag_eng.drops[t->hash % AG_DROPS_SIZE];

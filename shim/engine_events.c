@@ -107,28 +107,34 @@ static int take_event(const struct ag_top *top, unsigned char *args, uintptr_t e
     return 1;
 }
 
-/* Parks the nodes of chunk c that name `event`, in its graph and its executables.
- * -1 when one could not be parked (no set_event, or the backend refused). */
-static int park_chunk(const struct ag_template *t, struct ag_chunk *c, uintptr_t event)
+/* Points `node` (NULL: the op has none) at the placeholder in exec, or in its graph
+ * when exec is NULL.  -1 when it could not (no set_event, or the backend refused). */
+static int park_node(void *exec, void *node)
 {
     const struct ag_backend *be = ag_eng.be;
+    if (node == NULL)
+        return 0;
+    if (be->set_event == NULL || be->set_event(exec, node, 0) != 0)
+        return -1;
+    ag_eng.s.events_parked++;
+    return 0;
+}
+
+/* Parks the nodes of chunk c that name `event`, in its graph and its executables.
+ * -1 when one could not be parked. */
+static int park_chunk(const struct ag_template *t, struct ag_chunk *c, uintptr_t event)
+{
     for (int i = c->begin; i < c->end; i++) {
         const struct ag_top *top = &t->ops[i];
         void *node = c->nodes[i - c->begin];
         if (!ag_is_event_op(top->kind) || top->args_len != sizeof(uint64_t))
             continue;
-        if (take_event(top, c->base, event)) {
-            if (node && (be->set_event == NULL || be->set_event(NULL, node, 0) != 0))
+        if (take_event(top, c->base, event) && park_node(NULL, node) < 0)
+            return -1;
+        for (int v = 0; v < c->nvariants; v++)
+            if (take_event(top, c->variants[v].args, event) &&
+                park_node(c->variants[v].exec, node) < 0)
                 return -1;
-            ag_eng.s.events_parked += node != NULL;
-        }
-        for (int v = 0; v < c->nvariants; v++) {
-            if (!take_event(top, c->variants[v].args, event))
-                continue;
-            if (node && (be->set_event == NULL || be->set_event(c->variants[v].exec, node, 0)))
-                return -1;
-            ag_eng.s.events_parked += node != NULL;
-        }
     }
     return 0;
 }

@@ -4,10 +4,10 @@
  * renumbered into slots by first use and event waits linked to the record they wait
  * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, growing AUTOGRAPH_CHUNK_GROWTH
  * times up to AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while
- * the program is still submitting the rest.  Each chunk is one graph built by the backend on its
- * own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an arg set seen
- * before gets its own variant (ping-pong buffers), a new one patches the least
- * recently used variant, node by node, only where the args changed.
+ * the program is still submitting the rest.  Each chunk is one graph built by the
+ * backend on its own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an
+ * arg set seen before gets its own variant (ping-pong buffers), a new one patches
+ * the least recently used variant, node by node, only where the args changed.
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"

@@ -7,8 +7,8 @@
  * table's freed list when the call succeeds.  A stream creation tells the engine
  * that the handle is a live stream (it may be a destroyed stream's handle reused;
  * a replay never maps a destroyed stream); so does an event creation (a replay never
- * holds an op on a destroyed event: engine_events.c).  An adapter reads the address and
- * size from the call's own arguments; trailing arguments it does not need are
+ * holds an op on a destroyed event: engine_events.c).  An adapter reads the address
+ * and size from the call's own arguments; trailing arguments it does not need are
  * absorbed by `...`.  Not tracked: the 32-bit v1 ABI (cuMemAlloc, cuMemAllocPitch,
  * cuMemAllocHost, cuMemFree without _v2), address reservations (no memory), and
  * cuMemRelease (a mapped handle's memory lives until its cuMemUnmap).
