@@ -89,6 +89,28 @@ static inline int ag_light_may_start(uint64_t hash)
 int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind);
 void ag_engine_done(const struct ag_op *op, int result);
 
+/* The replay's fast path (engine_replay.c): while a replay waits for its next op
+ * (ag_replay_gate, read unlocked, is a hint), a kernel launch with parameters and no
+ * attributes is offered as its shape bytes, stream key, context and parameter layout;
+ * when it is the template's next op, fill_args writes its parameter bytes (args_len,
+ * as the recorder would) straight into the chunk's pending args and the launch is
+ * held: 1.  0: the call must take the full path (a mismatch, or no replay). */
+extern int ag_replay_gate;
+static inline int ag_replay_open(void)
+{
+    return __atomic_load_n(&ag_replay_gate, __ATOMIC_RELAXED);
+}
+struct ag_fast_kernel {
+    int entry;
+    uintptr_t stream, ctx;
+    const void *layout;
+    const unsigned char *shape;
+    uint32_t shape_len, args_len;
+    void (*fill_args)(const void *layout, void *const *params, unsigned char *dst);
+    void *const *params;
+};
+int ag_engine_fast_kernel(const struct ag_fast_kernel *k);
+
 /* A recordable entry point whose call could not be recorded (op->reject says
  * why): held work is issued and the window ends, as at any flush point. */
 void ag_engine_unrecorded(const struct ag_op *op);

@@ -157,6 +157,7 @@ struct ag_replay {
 struct ag_stats {
     unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
     unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
+    unsigned long held_fast;    /* launches held by the replay's fast path */
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */

@@ -6,12 +6,24 @@
  * record), they are held back and their args gathered; when the last op of a chunk
  * has matched, the chunk is launched as a graph.  On a mismatch, the held ops are
  * issued eagerly in their order and the program goes on eagerly: nothing is lost
- * or reordered.
+ * or reordered.  A kernel launch that is the template's next op can come by a shorter
+ * way (ag_engine_fast_kernel): the recorder neither hashes it nor copies it twice.
  */
 #include "engine_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+int ag_replay_gate;
+
+/* Sets the replay under way (NULL: none).  Read unlocked by the light hint and, as
+ * ag_replay_gate, by the recorder's fast path. */
+static void set_replay(struct ag_template *t)
+{
+    __atomic_store_n(&ag_eng.r.t, t, __ATOMIC_RELAXED);
+    __atomic_store_n(&ag_replay_gate, t != NULL, __ATOMIC_RELAXED);
+    ag_light_gate_update();
+}
 
 /* Issues the held ops of the window from position `from` on, in order. */
 void ag_issue_held(size_t from)
@@ -54,8 +66,7 @@ void ag_replay_abort(const char *why)
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }
-    __atomic_store_n(&ag_eng.r.t, NULL, __ATOMIC_RELAXED);   /* read unlocked: light hint */
-    ag_light_gate_update();
+    set_replay(NULL);
     ag_eng.w.period_base = ag_eng.w.n;
     ag_eng.w.period = 0;
     ag_eng.w.run = 0;
@@ -91,8 +102,7 @@ int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
         if (t->slot_fixed[s] == AG_STREAM_PER_THREAD && ag_threads_seen() > 1)
             return 0;
     memset(&ag_eng.r.slot_key, 0, sizeof ag_eng.r.slot_key);
-    __atomic_store_n(&ag_eng.r.t, t, __ATOMIC_RELAXED);      /* read unlocked: light hint */
-    ag_light_gate_update();
+    set_replay(t);
     ag_eng.r.pos = 0;
     ag_eng.r.chunk = 0;
     ag_eng.r.base = ag_eng.w.n;
@@ -141,25 +151,15 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
     return map_stream(t, top->slot, op->stream);
 }
 
-/* The replay's handling of op, already appended as window op o.  AG_HELD when it
- * matched (and was launched with its chunk, or is held), AG_EAGER when it did not
- * (the replay has ended and held ops were issued). */
-int ag_replay_offer(const struct ag_op *op)
+/* Window op o matched the template's next op, whose args are in the pending chunk:
+ * it is held, and the chunk is launched when o was its last op.  AG_HELD. */
+static int hold_matched(struct ag_template *t, struct ag_wop *o)
 {
     struct ag_replay *r = &ag_eng.r;
-    struct ag_wop *o = &ag_eng.w.ops[ag_eng.w.n - 1];
-    struct ag_template *t = r->t;
-    struct ag_chunk *c;
-    const char *why = mismatch(op, o);
+    struct ag_chunk *c = &t->chunks[r->chunk];
     int rc;
 
-    if (why) {
-        ag_replay_abort(r->pos == 0 ? NULL : why);
-        return AG_EAGER;
-    }
-    c = &t->chunks[r->chunk];
     o->held = 1;
-    memcpy(r->pending + t->ops[r->pos].args_off, op->args, op->args_len);
     if (++r->pos < c->end)
         return AG_HELD;
     rc = ag_chunk_launch(t, c, r->pending, r->slot_key);
@@ -180,4 +180,76 @@ int ag_replay_offer(const struct ag_op *op)
     ag_eng.s.replays++;
     ag_replay_abort(NULL);
     return AG_HELD;
+}
+
+/* The replay's handling of op, already appended as window op o.  AG_HELD when it
+ * matched (and was launched with its chunk, or is held), AG_EAGER when it did not
+ * (the replay has ended and held ops were issued). */
+int ag_replay_offer(const struct ag_op *op)
+{
+    struct ag_replay *r = &ag_eng.r;
+    struct ag_wop *o = &ag_eng.w.ops[ag_eng.w.n - 1];
+    struct ag_template *t = r->t;
+    const char *why = mismatch(op, o);
+
+    if (why) {
+        ag_replay_abort(r->pos == 0 ? NULL : why);
+        return AG_EAGER;
+    }
+    memcpy(r->pending + t->ops[r->pos].args_off, op->args, op->args_len);
+    return hold_matched(t, o);
+}
+
+/* Whether launch k is the template's next op, exactly as mismatch() would find: the
+ * same entry, shape bytes (hash and kind follow from them), parameter layout and
+ * context, and a stream that maps onto the op's slot. */
+static int fast_matches(const struct ag_template *t, const struct ag_top *top,
+                        const struct ag_fast_kernel *k)
+{
+    return top->kind == AG_OP_KERNEL && top->entry == k->entry &&
+           top->layout == k->layout && top->shape_len == k->shape_len &&
+           top->args_len == k->args_len && k->ctx == ag_eng.w.ctx &&
+           memcmp(t->shapes + top->shape_off, k->shape, k->shape_len) == 0 &&
+           map_stream(t, top->slot, k->stream) == NULL;
+}
+
+int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
+{
+    struct ag_template *t;
+    const struct ag_top *top;
+    unsigned char *args;
+    struct ag_wop *o;
+    struct ag_op view = { .kind = AG_OP_KERNEL, .link = AG_LINK_EXTERNAL };
+
+    if (!ag_engine_running())
+        return 0;
+    (void)ag_thread_id();            /* counts the threads, as ag_engine_offer */
+    ag_engine_lock();
+    t = ag_eng.r.t;
+    if (t == NULL || ag_eng.app_capturing || ag_engine_is_paused())
+        goto full_path;
+    top = &t->ops[ag_eng.r.pos];
+    if (!fast_matches(t, top, k))
+        goto full_path;
+    args = ag_eng.r.pending + top->args_off;
+    k->fill_args(k->layout, k->params, args);
+    view.entry = (unsigned short)k->entry;
+    view.stream = k->stream;
+    view.ctx = k->ctx;
+    view.layout = k->layout;
+    view.shape = k->shape;
+    view.shape_len = k->shape_len;
+    view.args = args;
+    view.args_len = k->args_len;
+    view.hash = top->hash;
+    o = ag_window_append(&ag_eng.w, &view);
+    if (o == NULL)
+        goto full_path;              /* out of memory: the full path ends the window */
+    ag_eng.s.held_fast++;
+    hold_matched(t, o);
+    ag_engine_unlock();
+    return 1;
+full_path:                           /* nothing changed that the full path would not */
+    ag_engine_unlock();
+    return 0;
 }

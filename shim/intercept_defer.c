@@ -205,6 +205,41 @@ static inline int fast_none(struct ag_op *op, int id, ...)
     return 0;
 }
 
+/* The replay's fast path (engine.h), for kernel launches only: held without being
+ * recorded when the launch is the next op of the replay under way.  Liveness checks
+ * need the recorded op, so they take the recorder. */
+static inline int replay_open(void)
+{
+    return ag_replay_open() && ag_liveness == AG_LIVENESS_OFF;
+}
+static inline int hold_kernel(struct ag_op *op, int id, CUfunction f, unsigned gx,
+                              unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, CUstream s, void **params,
+                              void **extra)
+{
+    (void)op;
+    return replay_open() &&
+           ag_record_fast_kernel(id, f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+}
+static inline int hold_kernel_ex(struct ag_op *op, int id, const CUlaunchConfig *c,
+                                 CUfunction f, void **params, void **extra)
+{
+    (void)op;
+    return replay_open() && ag_record_fast_kernel_ex(id, c, f, params, extra);
+}
+
+#define AG_HOLD_KERNEL             hold_kernel
+#define AG_HOLD_KERNEL_EX          hold_kernel_ex
+#define AG_HOLD_MEMSET8            fast_none
+#define AG_HOLD_MEMSET16           fast_none
+#define AG_HOLD_MEMSET32           fast_none
+#define AG_HOLD_COPY               fast_none
+#define AG_HOLD_COPY_HTOD          fast_none
+#define AG_HOLD_COPY_DTOH          fast_none
+#define AG_HOLD_EVENT_RECORD       fast_none
+#define AG_HOLD_EVENT_RECORD_FLAGS fast_none
+#define AG_HOLD_EVENT_WAIT         fast_none
+
 #define AG_FAST_KERNEL             fast_kernel
 #define AG_FAST_KERNEL_EX          fast_kernel_ex
 #define AG_FAST_MEMSET8            fast_none
@@ -234,6 +269,7 @@ static inline int fast_none(struct ag_op *op, int id, ...)
 #define AG_RECORD_CALL(recorder, sym, args) recorder(&op, AG_EP_##sym, AG_SPREAD args)
 #define AG_RECORD(kind, sym) AG_RECORD_CALL(AG_RECORDER_##kind, sym, AG_ARGS_##sym)
 #define AG_FAST(kind, sym) AG_RECORD_CALL(AG_FAST_##kind, sym, AG_ARGS_##sym)
+#define AG_HOLD(kind, sym) AG_RECORD_CALL(AG_HOLD_##kind, sym, AG_ARGS_##sym)
 
 /* The body of a recordable call's wrapper; TIMED (a constant) adds AUTOGRAPH_TIMING's
  * clock reads: at entry, around the driver's function, and at the return (timing.h). */
@@ -246,7 +282,9 @@ static inline int fast_none(struct ag_op *op, int id, ...)
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
         if (engine_wanted()) {                                                 \
-            if (AG_FAST(kind, sym)) {                                          \
+            if (AG_HOLD(kind, sym)) {                                          \
+                how = AG_HELD;                                                 \
+            } else if (AG_FAST(kind, sym)) {                                   \
                 how = AG_QUEUED;                                               \
             } else {                                                           \
                 ag_record_light = ag_engine_light_hint();                      \

@@ -376,6 +376,16 @@ static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *
 }
 
 /* Adds the args after the shape in the scratch buffer (a full recording). */
+/* A launch's parameter bytes as laid out by `layout` (a struct ag_layout), padding
+ * zeroed. */
+static void fill_params(const void *layout, void *const *params, unsigned char *dst)
+{
+    const struct ag_layout *l = layout;
+    memset(dst, 0, l->total);
+    for (int p = 0; p < l->count; p++)
+        memcpy(dst + l->offset[p], params[p], l->size[p]);
+}
+
 static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **params,
                        const void *packed, long packed_len)
 {
@@ -395,9 +405,7 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **
         return reject(op, "out of memory");
     ((struct kernel_shape *)(void *)buf)->args_len = (uint32_t)args_len;
     if (l) {
-        memset(buf + shape_len, 0, (size_t)args_len);
-        for (int p = 0; p < l->count; p++)
-            memcpy(buf + shape_len + l->offset[p], params[p], l->size[p]);
+        fill_params(l, params, buf + shape_len);
     } else {
         memcpy(buf + shape_len, packed, (size_t)args_len);
     }
@@ -583,6 +591,63 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
         return reject(op, "cuLaunchKernelEx with attributes missing");
     return record_kernel_common(op, f, grid, block, config->sharedMemBytes, config->attrs,
                                 config->numAttrs, kernel_params, extra);
+}
+
+/* The shape a launch with kernelParams and no attributes records, and its layout;
+ * NULL when such a launch takes the full path (its recorder rejects or checks it). */
+static const struct ag_layout *fast_shape(struct kernel_shape *ks, CUfunction f,
+                                          const unsigned grid[3], const unsigned block[3],
+                                          unsigned smem, uintptr_t ctx, void **params,
+                                          void **extra)
+{
+    const struct ag_layout *l;
+    if (extra || (smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
+                  over_smem_limit(f, ctx, smem)))
+        return NULL;
+    l = layout_of(f);
+    if (l == NULL || (l->count && !params))
+        return NULL;
+    *ks = kernel_shape_of(f, grid, block, smem, 0);
+    ks->args_len = l->total;
+    return l;
+}
+
+static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
+                       const unsigned block[3], unsigned smem, CUstream stream,
+                       void **params, void **extra)
+{
+    struct kernel_shape ks;
+    uintptr_t ctx = current_context();
+    const struct ag_layout *l = fast_shape(&ks, f, grid, block, smem, ctx, params, extra);
+    struct ag_fast_kernel k = {
+        .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .layout = l,
+        .shape = (const unsigned char *)&ks, .shape_len = sizeof ks,
+        .fill_args = fill_params, .params = params,
+    };
+    if (l == NULL)
+        return 0;
+    k.args_len = l->total;
+    return ag_engine_fast_kernel(&k);
+}
+
+int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                          CUstream stream, void **kernel_params, void **extra)
+{
+    const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra);
+}
+
+int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
+                             void **kernel_params, void **extra)
+{
+    unsigned grid[3], block[3];
+    if (config == NULL || config->numAttrs)
+        return 0;
+    grid[0] = config->gridDimX, grid[1] = config->gridDimY, grid[2] = config->gridDimZ;
+    block[0] = config->blockDimX, block[1] = config->blockDimY, block[2] = config->blockDimZ;
+    return fast_kernel(entry, f, grid, block, config->sharedMemBytes, config->hStream,
+                       kernel_params, extra);
 }
 
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)

@@ -37,6 +37,15 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
                            unsigned bx, unsigned by, unsigned bz, unsigned smem,
                            CUstream stream, void **kernel_params, void **extra);
 
+/* The replay's fast path of a kernel launch (engine.h, ag_engine_fast_kernel), for a
+ * launch with kernelParams and no attributes while a replay waits: 1 when the launch
+ * was held (return success, nothing else), 0 when it must be recorded. */
+int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                          CUstream stream, void **kernel_params, void **extra);
+int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
+                             void **kernel_params, void **extra);
+
 /* Makes op's call again, on `stream` (a stream handle, not a key). */
 CUresult ag_record_issue(const struct ag_op *op, CUstream stream);
 

@@ -136,14 +136,14 @@ load() {
 engine_line() {
     local k line="spec $1: ops=$OPS"
     for k in windows templates replays chunk_launches launches_graphed launches_eager patches \
-             variants mismatches events_parked events_repointed; do
+             variants mismatches events_parked events_repointed launches_held_fast; do
         line+=" $k=${S[$k]:-0}"
     done
     echo "$line"
 }
 
 @test "engine (a): property test: random programs log the same with the shim, and it graphs" {
-    local spec total=0 graphed=0 replays=0 repointed=0 fails=0
+    local spec total=0 graphed=0 replays=0 repointed=0 fast=0 fails=0
     for spec in "${FUZZ_SPECS[@]}"; do
         fuzz plain "$spec" "$FUZZ_OPS"
         fuzz_shim shim "$spec" "$FUZZ_OPS"
@@ -153,16 +153,22 @@ engine_line() {
         graphed=$((graphed + ${S[launches_graphed]:-0}))
         replays=$((replays + ${S[replays]:-0}))
         repointed=$((repointed + ${S[events_repointed]:-0}))
+        fast=$((fast + ${S[launches_held_fast]:-0}))
         engine_line "$spec"
     done
     echo "# engine property test: $total ops, ${#FUZZ_SPECS[@]} seeds" >&3
     echo "# engine: launches_graphed $graphed, replays $replays," \
-         "graphs re-pointed at events made anew $repointed over the set" >&3
+         "graphs re-pointed at events made anew $repointed, launches held by the" \
+         "replay's fast path $fast over the set" >&3
     echo "total: $total ops, $fails failing seeds, launches_graphed $graphed, replays $replays"
     [ "$fails" -eq 0 ]
     [ "$total" -ge 100000 ]
     if [ "$graphed" -eq 0 ] || [ "$replays" -eq 0 ]; then
         echo "FAIL: the shim graphed nothing (launches_graphed $graphed, replays $replays)"
+        return 1
+    fi
+    if [ "$fast" -eq 0 ]; then
+        echo "FAIL: no launch took the replay's fast path (launches_held_fast 0)"
         return 1
     fi
 }

@@ -4,8 +4,9 @@
  *
  * The fake backend "executes" work by appending the arg value of each op to a log:
  * issue() appends one value, launch() appends the values its executable graph holds,
- * node by node.  Whatever the engine holds, builds or patches, the log must equal the
- * sequence of values the program submitted.  The engine's sources are compiled for
+ * node by node, each with the stream it ran on.  Whatever the engine holds, builds or
+ * patches, the log must equal the sequence of values (and streams) the program
+ * submitted.  Launches go through the replay's fast path first, as the wrapper does.  The engine's sources are compiled for
  * this test without the CUDA include path (unit.mk), which proves they need none.
  */
 #include "check.h"
@@ -18,9 +19,10 @@
 
 #define MAX_LOG 100000
 static uint64_t submitted[MAX_LOG], executed[MAX_LOG];
+static uintptr_t submitted_stream[MAX_LOG], executed_stream[MAX_LOG];
 static int nsubmitted, nexecuted, builds, launches, patches, fail_launch_at = -1;
 
-struct fake_graph { int n; uint64_t *args; };
+struct fake_graph { int n; uint64_t *args; unsigned char *slots; };
 
 static uint64_t arg_of(const struct ag_op *op)
 {
@@ -31,6 +33,7 @@ static uint64_t arg_of(const struct ag_op *op)
 
 static int fake_issue(const struct ag_op *op)
 {
+    executed_stream[nexecuted] = op->stream;
     executed[nexecuted++] = arg_of(op);
     return 0;
 }
@@ -41,8 +44,10 @@ static int fake_build(const struct ag_op *ops, int n, int nslots, void **graph, 
     (void)nslots;
     g->n = n;
     g->args = calloc((size_t)n, sizeof *g->args);
+    g->slots = calloc((size_t)n, 1);
     for (int i = 0; i < n; i++) {
         g->args[i] = arg_of(&ops[i]);
+        g->slots[i] = ops[i].slot;
         nodes[i] = (void *)(intptr_t)(i + 1);
     }
     *graph = g;
@@ -56,6 +61,8 @@ static int fake_instantiate(void *graph, void **exec)
     e->n = g->n;
     e->args = malloc((size_t)g->n * sizeof *e->args);
     memcpy(e->args, g->args, (size_t)g->n * sizeof *e->args);
+    e->slots = malloc((size_t)g->n);
+    memcpy(e->slots, g->slots, (size_t)g->n);
     *exec = e;
     return 0;
 }
@@ -71,11 +78,13 @@ static int fake_patch(void *exec, void *node, const struct ag_op *op)
 static int fake_launch(void *exec, const uintptr_t *streams, int nstreams)
 {
     struct fake_graph *e = exec;
-    (void)streams, (void)nstreams;
     if (launches++ == fail_launch_at)
         return 999;
-    for (int i = 0; i < e->n; i++)
+    for (int i = 0; i < e->n; i++) {
+        CHECK(e->slots[i] < nstreams);
+        executed_stream[nexecuted] = streams[e->slots[i]];
         executed[nexecuted++] = e->args[i];
+    }
     return 0;
 }
 
@@ -84,6 +93,7 @@ static void fake_release_graph(void *graph, void **nodes, int n)
     struct fake_graph *g = graph;
     (void)nodes, (void)n;
     free(g->args);
+    free(g->slots);
     free(g);
 }
 
@@ -98,29 +108,55 @@ static const struct ag_backend fake = {   /* no stream kinds, unloads, introspec
     .release_exec = fake_release_exec,
 };
 
-static int light_offers, full_after_light, queued_ops;
+static int light_offers, full_after_light, queued_ops, fast_holds;
+static const int fake_layout;      /* the one parameter layout: one 8-byte arg */
 
-/* The program submits a kernel op: function `fn`, one 8-byte arg.  As the wrapper
- * does, the op is recorded light when the engine hints so (no args, no context), and
- * again in full when the engine asks for it. */
-static void submit(int fn, uint64_t arg)
+static void fill_arg(const void *layout, void *const *params, unsigned char *dst)
+{
+    CHECK(layout == &fake_layout);
+    memcpy(dst, params[0], 8);
+}
+
+/* The replay's fast path, as the wrapper tries it first: 1 when the launch was held. */
+static int submit_fast(const unsigned char shape[8], uint64_t *arg, uintptr_t stream)
+{
+    void *params[1] = { arg };
+    struct ag_fast_kernel k = {
+        .stream = stream, .ctx = 1, .layout = &fake_layout, .shape = shape,
+        .shape_len = 8, .args_len = 8, .fill_args = fill_arg, .params = params,
+    };
+    if (!ag_replay_open() || !ag_engine_fast_kernel(&k))
+        return 0;
+    fast_holds++;
+    return 1;
+}
+
+/* The program submits a kernel op on `stream`: function `fn`, one 8-byte arg.  As the
+ * wrapper does, the op is recorded light when the engine hints so (no args, no
+ * context), and again in full when the engine asks for it. */
+static void submit_on(int fn, uint64_t arg, uintptr_t stream)
 {
     unsigned char shape[8] = { (unsigned char)fn };
     struct ag_op op = {
-        .kind = AG_OP_KERNEL, .stream = 0x1000, .shape = shape, .shape_len = 8,
+        .kind = AG_OP_KERNEL, .stream = stream, .shape = shape, .shape_len = 8,
         .hash = ag_hash_bytes(7, shape, 8), .light = (unsigned char)ag_engine_light_hint(),
     };
     int how;
+    submitted_stream[nsubmitted] = stream;
     submitted[nsubmitted++] = arg;
+    if (submit_fast(shape, &arg, stream))
+        return;
     for (;;) {
         if (!op.light) {
             op.ctx = 1;
+            op.layout = &fake_layout;
             op.args = (const unsigned char *)&arg;
             op.args_len = 8;
         }
         light_offers += op.light;
         if (op.light && ag_engine_light_push(&op)) {
-            executed[nexecuted++] = arg;       /* queued: the call is made, no lock */
+            executed_stream[nexecuted] = stream;   /* queued: the call is made, no lock */
+            executed[nexecuted++] = arg;
             queued_ops++;
             return;
         }
@@ -132,12 +168,19 @@ static void submit(int fn, uint64_t arg)
         op.light = 0;
     }
     if (how == AG_EAGER) {
-        if (op.light)
-            executed[nexecuted++] = arg;   /* fake_issue needs the args the op lacks */
-        else
+        if (op.light) {
+            executed_stream[nexecuted] = stream;   /* fake_issue needs the args it lacks */
+            executed[nexecuted++] = arg;
+        } else {
             fake_issue(&op);
+        }
         ag_engine_done(&op, 0);
     }
+}
+
+static void submit(int fn, uint64_t arg)
+{
+    submit_on(fn, arg, 0x1000);
 }
 
 static void sync_point(void)
@@ -148,14 +191,16 @@ static void sync_point(void)
 static int same_order(void)
 {
     return nexecuted == nsubmitted &&
-           memcmp(executed, submitted, (size_t)nsubmitted * sizeof *executed) == 0;
+           memcmp(executed, submitted, (size_t)nsubmitted * sizeof *executed) == 0 &&
+           memcmp(executed_stream, submitted_stream,
+                  (size_t)nsubmitted * sizeof *executed_stream) == 0;
 }
 
 static void reset(void)
 {
     ag_engine_reset_for_tests();
     nsubmitted = nexecuted = builds = launches = patches = 0;
-    light_offers = full_after_light = queued_ops = 0;
+    light_offers = full_after_light = queued_ops = fast_holds = 0;
     fail_launch_at = -1;
 }
 
@@ -279,6 +324,34 @@ static void test_memory_freed(void)
     CHECK(builds == 3 && same_order());
 }
 
+/* Streams: a replay may map the template's streams onto others (all of a slot's ops
+ * on the same new stream), but an op on a stream other than the one its slot already
+ * maps to stops the replay, on the fast path too. */
+static void test_streams(void)
+{
+    const uintptr_t a = 0x1000, b = 0x2000, c = 0x3000;
+    reset();
+    for (int it = 0; it < 6; it++) {
+        for (int k = 0; k < 8; k++)
+            submit_on(k, (uint64_t)(it * 100 + k), k % 2 ? b : a);
+        sync_point();
+    }
+    CHECK(same_order());
+    CHECK(builds == 2 && launches == 4 * 2 && fast_holds > 0);
+
+    for (int k = 0; k < 8; k++)                 /* slot b on c throughout: a replay */
+        submit_on(k, (uint64_t)(700 + k), k % 2 ? c : a);
+    sync_point();
+    CHECK(same_order());
+    CHECK(launches == 5 * 2);
+
+    for (int k = 0; k < 8; k++)                 /* op 3 on c, op 1 on b: no replay */
+        submit_on(k, (uint64_t)(800 + k), k == 3 ? c : k % 2 ? b : a);
+    sync_point();
+    CHECK(same_order());
+    CHECK(launches == 5 * 2 && ag_eng.s.mismatches == 1);
+}
+
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
@@ -370,6 +443,8 @@ int main(void)
     /* A was seen light in its second cycle (3 windows differed before): it is built
      * a cycle later than B and C, so 3 + 4 + 4 replays. */
     CHECK(builds == 3 && launches == 3 + 4 + 4);
+    CHECK(fast_holds > 0);               /* the replay's fast path was taken */
+    test_streams();
     test_light_recording();
     test_skimming();
     test_memory_freed();
