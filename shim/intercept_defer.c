@@ -5,8 +5,10 @@
  * into a struct ag_op (record_ops.c) and offered to the engine, which holds it back
  * (the program gets CUDA_SUCCESS; the work runs inside a graph) or lets it through
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
- * wrapper just forwards.  When the engine records light (engine.c) the call is
- * recorded light first, and again in full if the engine asks for it.  Also here:
+ * wrapper just forwards.  While a replay waits for its next op, a kernel launch is
+ * first offered to the replay's fast path (held without being recorded when it is
+ * that op).  When the engine records light (engine.c) the call is recorded light
+ * first, and again in full if the engine asks for it.  Also here:
  * starting the engine with the CUDA backend (and AUTOGRAPH_TRACE, just after it), and
  * the hooks that the forwarding wrappers call at flush points.  AUTOGRAPH_TIMING
  * (timing.c) sees every call: held back, or passed with its time inside the driver.

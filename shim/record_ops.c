@@ -375,7 +375,6 @@ static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *
     return buf;
 }
 
-/* Adds the args after the shape in the scratch buffer (a full recording). */
 /* A launch's parameter bytes as laid out by `layout` (a struct ag_layout), padding
  * zeroed. */
 static void fill_params(const void *layout, void *const *params, unsigned char *dst)
@@ -386,6 +385,7 @@ static void fill_params(const void *layout, void *const *params, unsigned char *
         memcpy(dst + l->offset[p], params[p], l->size[p]);
 }
 
+/* Adds the args after the shape in the scratch buffer (a full recording). */
 static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **params,
                        const void *packed, long packed_len)
 {
@@ -619,14 +619,13 @@ static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
     struct kernel_shape ks;
     uintptr_t ctx = current_context();
     const struct ag_layout *l = fast_shape(&ks, f, grid, block, smem, ctx, params, extra);
-    struct ag_fast_kernel k = {
-        .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .layout = l,
-        .shape = (const unsigned char *)&ks, .shape_len = sizeof ks,
-        .fill_args = fill_params, .params = params,
-    };
     if (l == NULL)
         return 0;
-    k.args_len = l->total;
+    struct ag_fast_kernel k = {
+        .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .layout = l,
+        .shape = (const unsigned char *)&ks, .shape_len = sizeof ks, .args_len = l->total,
+        .fill_args = fill_params, .params = params,
+    };
     return ag_engine_fast_kernel(&k);
 }
 
