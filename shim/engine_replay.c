@@ -219,7 +219,7 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
     const struct ag_top *top;
     unsigned char *args;
     struct ag_wop *o;
-    struct ag_op view = { .kind = AG_OP_KERNEL, .link = AG_LINK_EXTERNAL };
+    struct ag_op view;
 
     if (!ag_engine_running())
         return 0;
@@ -233,15 +233,9 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
         goto full_path;
     args = ag_eng.r.pending + top->args_off;
     k->fill_args(k->layout, k->params, args);
-    view.entry = (unsigned short)k->entry;
+    ag_template_op_view(t, ag_eng.r.pos, args, &view);  /* the call's shape, matched */
     view.stream = k->stream;
     view.ctx = k->ctx;
-    view.layout = k->layout;
-    view.shape = k->shape;
-    view.shape_len = k->shape_len;
-    view.args = args;
-    view.args_len = k->args_len;
-    view.hash = top->hash;
     o = ag_window_append(&ag_eng.w, &view);
     if (o == NULL)
         goto full_path;              /* out of memory: the full path ends the window */

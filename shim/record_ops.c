@@ -485,8 +485,8 @@ static int ask_smem_limit(CUfunction f, struct smem_limit *e)
 }
 
 /* True when f may not ask for smem bytes of dynamic shared memory now (a limit
- * lowered after launches like this one were graphed: ag_smem_limit_changed), or when
- * its limit cannot be read. */
+ * lowered after launches like this one were graphed), or when its limit cannot be
+ * read. */
 static int over_smem_limit(CUfunction f, uintptr_t ctx, unsigned smem)
 {
     struct smem_limit *e = &smem_cache[((uintptr_t)f >> 4 ^ ctx >> 6) % SMEM_CACHE];
@@ -506,6 +506,15 @@ static int over_smem_limit(CUfunction f, uintptr_t ctx, unsigned smem)
     return (long)smem > (long)e->limit;
 }
 
+/* Whether a launch asking for smem bytes must not be recorded: only once a limit has
+ * changed (ag_smem_limit_changed), checked against f's limit in ctx (0: the current
+ * context, asked only then). */
+static int smem_refused(CUfunction f, uintptr_t ctx, unsigned smem)
+{
+    return smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
+           over_smem_limit(f, ctx ? ctx : current_context(), smem);
+}
+
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
                                 const unsigned block[3], unsigned smem,
                                 const CUlaunchAttribute *attrs, unsigned nattrs,
@@ -517,8 +526,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
     size_t shape_len = sizeof ks + nattrs * sizeof(struct attr_record);
     unsigned char *buf;
 
-    if (smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
-        over_smem_limit(f, op->ctx ? op->ctx : current_context(), smem))
+    if (smem_refused(f, op->ctx, smem))
         return reject(op, "kernel launch asking for more dynamic shared memory than its "
                           "function's limit");
 
@@ -575,6 +583,12 @@ int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, uns
     return record_kernel_common(op, f, grid, block, smem, NULL, 0, kernel_params, extra);
 }
 
+static void config_dims(const CUlaunchConfig *config, unsigned grid[3], unsigned block[3])
+{
+    grid[0] = config->gridDimX, grid[1] = config->gridDimY, grid[2] = config->gridDimZ;
+    block[0] = config->blockDimX, block[1] = config->blockDimY, block[2] = config->blockDimZ;
+}
+
 int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *config,
                         CUfunction f, void **kernel_params, void **extra)
 {
@@ -585,8 +599,7 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
         return reject(op, "cuLaunchKernelEx without a configuration");
     }
     op_init(op, AG_OP_KERNEL, entry, config->hStream);
-    grid[0] = config->gridDimX, grid[1] = config->gridDimY, grid[2] = config->gridDimZ;
-    block[0] = config->blockDimX, block[1] = config->blockDimY, block[2] = config->blockDimZ;
+    config_dims(config, grid, block);
     if (config->numAttrs && config->attrs == NULL)
         return reject(op, "cuLaunchKernelEx with attributes missing");
     return record_kernel_common(op, f, grid, block, config->sharedMemBytes, config->attrs,
@@ -601,8 +614,7 @@ static const struct ag_layout *fast_shape(struct kernel_shape *ks, CUfunction f,
                                           void **extra)
 {
     const struct ag_layout *l;
-    if (extra || (smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
-                  over_smem_limit(f, ctx, smem)))
+    if (extra || smem_refused(f, ctx, smem))
         return NULL;
     l = layout_of(f);
     if (l == NULL || (l->count && !params))
@@ -643,8 +655,7 @@ int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction
     unsigned grid[3], block[3];
     if (config == NULL || config->numAttrs)
         return 0;
-    grid[0] = config->gridDimX, grid[1] = config->gridDimY, grid[2] = config->gridDimZ;
-    block[0] = config->blockDimX, block[1] = config->blockDimY, block[2] = config->blockDimZ;
+    config_dims(config, grid, block);
     return fast_kernel(entry, f, grid, block, config->sharedMemBytes, config->hStream,
                        kernel_params, extra);
 }
