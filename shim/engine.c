@@ -216,6 +216,8 @@ static void judge_window(void)
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {
         ag_light_choose(1);
+        if (!known->failed)
+            ag_template_credit(known);
         return;                      /* already a graph, or known not to build */
     }
     seen = seen_again(w->hash);
@@ -233,7 +235,9 @@ static void judge_window(void)
         return;
     }
     forget_recent(w->hash);
-    ag_template_build(w, 0, w->n, attempts);
+    known = ag_template_build(w, 0, w->n, attempts);
+    if (known && !known->failed)
+        ag_template_credit(known);
 }
 
 /* Ends the window: held ops are issued; a sync-delimited window is judged. */

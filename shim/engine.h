@@ -94,7 +94,8 @@ void ag_engine_done(const struct ag_op *op, int result);
  * attributes is offered as its shape bytes, stream key, context and parameter layout;
  * when it is the template's next op, fill_args writes its parameter bytes (args_len,
  * as the recorder would) straight into the chunk's pending args and the launch is
- * held: 1.  0: the call must take the full path (a mismatch, or no replay). */
+ * held: 1.  0: the call must take the full path (a mismatch, or no replay).
+ * above_driver: the launch was offered at the runtime's launch call (counted apart). */
 extern int ag_replay_gate;
 static inline int ag_replay_open(void)
 {
@@ -108,6 +109,7 @@ struct ag_fast_kernel {
     uint32_t shape_len, args_len;
     void (*fill_args)(const void *layout, void *const *params, unsigned char *dst);
     void *const *params;
+    int above_driver;
 };
 int ag_engine_fast_kernel(const struct ag_fast_kernel *k);
 

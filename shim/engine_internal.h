@@ -134,6 +134,7 @@ struct ag_template {
     int build_attempts;
     unsigned long replays, mismatches;
     uint64_t used;              /* replay clock of its last launch, or of its build */
+    unsigned start_score;       /* windows of its shape lately (ag_template_credit) */
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
 };
@@ -141,6 +142,7 @@ struct ag_template {
 struct ag_start {               /* templates by the key of their first op */
     uint64_t key;
     struct ag_template *list;
+    struct ag_template *preferred;  /* the one a replay starts with (find_start) */
     UT_hash_handle hh;
 };
 
@@ -158,6 +160,7 @@ struct ag_stats {
     unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
     unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
     unsigned long held_fast;    /* launches held by the replay's fast path */
+    unsigned long held_runtime; /* of those, at the runtime's launch call */
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
@@ -234,6 +237,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
+void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                     const uintptr_t *slot_key);
 void ag_template_retire(struct ag_template *t, const char *why);

@@ -240,6 +240,7 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
     if (o == NULL)
         goto full_path;              /* out of memory: the full path ends the window */
     ag_eng.s.held_fast++;
+    ag_eng.s.held_runtime += k->above_driver != 0;
     hold_matched(t, o);
     ag_engine_unlock();
     return 1;

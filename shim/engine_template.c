@@ -384,14 +384,47 @@ void ag_template_free(struct ag_template *t)
 }
 
 /* The longest live template whose first op has this hash. */
+/* Templates that begin with the same op (a step with an extra op every few steps, say)
+ * compete for the replay that op starts.  Each sync-delimited window whose shape is a
+ * template credits it (ag_template_credit): its score gains AG_START_CREDIT, and the
+ * scores of all templates of that start decay by 1/8, so a score counts the windows
+ * of that shape lately.  A replay starts with the best score (the longest on a tie,
+ * as before any credit); the one preferred so far keeps its place until another
+ * leads it by more than AG_START_MARGIN, so that shapes taking turns do not make
+ * every replay start with the wrong one. */
+#define AG_START_CREDIT 256u
+#define AG_START_MARGIN (2 * AG_START_CREDIT)
+
+void ag_template_credit(struct ag_template *t)
+{
+    struct ag_start *s;
+    HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
+    for (struct ag_template *o = s ? s->list : NULL; o; o = o->next_same_start)
+        o->start_score -= o->start_score >> 3;
+    t->start_score += AG_START_CREDIT;
+}
+
+static int better_start(const struct ag_template *a, const struct ag_template *b)
+{
+    return a->start_score != b->start_score ? a->start_score > b->start_score
+                                            : a->nops > b->nops;
+}
+
 struct ag_template *ag_template_find_start(uint64_t start_key)
 {
     struct ag_start *s;
-    struct ag_template *best = NULL;
+    struct ag_template *best = NULL, *pref;
     HASH_FIND(hh, ag_eng.by_start, &start_key, sizeof start_key, s);
-    for (struct ag_template *t = s ? s->list : NULL; t; t = t->next_same_start)
-        if (!t->retired && (best == NULL || t->nops > best->nops))
+    if (s == NULL)
+        return NULL;
+    for (struct ag_template *t = s->list; t; t = t->next_same_start)
+        if (!t->retired && (best == NULL || better_start(t, best)))
             best = t;
+    pref = s->preferred;
+    if (pref && pref != best && !pref->retired && pref->start_score > 0 &&
+        best->start_score <= pref->start_score + AG_START_MARGIN)
+        return pref;
+    s->preferred = best;
     return best;
 }
 
@@ -403,6 +436,8 @@ void ag_template_retire(struct ag_template *t, const char *why)
     HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
     if (s) {
         struct ag_template **p = &s->list;
+        if (s->preferred == t)
+            s->preferred = NULL;
         while (*p && *p != t)
             p = &(*p)->next_same_start;
         if (*p)

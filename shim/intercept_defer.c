@@ -7,8 +7,10 @@
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
  * wrapper just forwards.  While a replay waits for its next op, a kernel launch is
  * first offered to the replay's fast path (held without being recorded when it is
- * that op).  When the engine records light (engine.c) the call is recorded light
- * first, and again in full if the engine asks for it.  Also here:
+ * that op; intercept_cudart.c learns here where the runtime's launch calls go, and
+ * offers those through ag_intercept_hold_runtime).  When the engine records light
+ * (engine.c) the call is recorded light first, and again in full if the engine asks
+ * for it.  Also here:
  * starting the engine with the CUDA backend (and AUTOGRAPH_TRACE, just after it), and
  * the hooks that the forwarding wrappers call at flush points.  AUTOGRAPH_TIMING
  * (timing.c) sees every call: held back, or passed with its time inside the driver.
@@ -24,6 +26,7 @@
 #include "entry_signatures.h"
 #include "fault_inject.h"
 #include "plugin.h"
+#include "intercept_cudart.h"
 #include "intercept_wrapper.h"
 #include "log.h"
 #include "record_ops.h"
@@ -83,8 +86,10 @@ void ag_intercept_before(int entry, uintptr_t arg0)
 {
     ag_engine_before(entry, arg0);
     ag_record_context_may_change();     /* the next window asks the driver again */
-    if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS))
+    if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS)) {
         ag_smem_limits_forget();        /* a function's handle may come back */
+        ag_runtime_forget();            /* so may a runtime's handle or a context */
+    }
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
 }
@@ -220,6 +225,7 @@ static inline int hold_kernel(struct ag_op *op, int id, CUfunction f, unsigned g
                               void **extra)
 {
     (void)op;
+    ag_runtime_probe_saw(id, f, s, extra == NULL);
     return replay_open() &&
            ag_record_fast_kernel(id, f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
 }
@@ -227,7 +233,26 @@ static inline int hold_kernel_ex(struct ag_op *op, int id, const CUlaunchConfig 
                                  CUfunction f, void **params, void **extra)
 {
     (void)op;
+    ag_runtime_probe_saw(id, f, c ? c->hStream : NULL, c && !c->numAttrs && !extra);
     return replay_open() && ag_record_fast_kernel_ex(id, c, f, params, extra);
+}
+
+/* A launch through the runtime's launch call (intercept_cudart.c) that is known to
+ * reach the driver as `entry` with f and s: offered to the replay's fast path as that
+ * driver call would be, and counted and timed as that call held. */
+int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
+                              const unsigned block[3], unsigned smem, CUstream s,
+                              void **params)
+{
+    int timed = ag_timing_role[entry] != AG_TIMING_NONE;
+    uint64_t t_in = timed ? ag_timing_now() : 0;
+    if (!engine_wanted() || !replay_open() ||
+        !ag_record_fast_runtime(entry, f, grid, block, smem, s, params))
+        return 0;
+    if (timed)
+        ag_timing_held(t_in);
+    ag_count_call(entry, 0);
+    return 1;
 }
 
 #define AG_HOLD_KERNEL             hold_kernel

@@ -626,7 +626,7 @@ static const struct ag_layout *fast_shape(struct kernel_shape *ks, CUfunction f,
 
 static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
                        const unsigned block[3], unsigned smem, CUstream stream,
-                       void **params, void **extra)
+                       void **params, void **extra, int above_driver)
 {
     struct kernel_shape ks;
     uintptr_t ctx = current_context();
@@ -636,7 +636,7 @@ static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
     struct ag_fast_kernel k = {
         .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .layout = l,
         .shape = (const unsigned char *)&ks, .shape_len = sizeof ks, .args_len = l->total,
-        .fill_args = fill_params, .params = params,
+        .fill_args = fill_params, .params = params, .above_driver = above_driver,
     };
     return ag_engine_fast_kernel(&k);
 }
@@ -646,7 +646,7 @@ int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, uns
                           CUstream stream, void **kernel_params, void **extra)
 {
     const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra);
+    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra, 0);
 }
 
 int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
@@ -657,7 +657,19 @@ int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction
         return 0;
     config_dims(config, grid, block);
     return fast_kernel(entry, f, grid, block, config->sharedMemBytes, config->hStream,
-                       kernel_params, extra);
+                       kernel_params, extra, 0);
+}
+
+int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
+                           const unsigned block[3], unsigned smem, CUstream stream,
+                           void **kernel_params)
+{
+    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, NULL, 1);
+}
+
+uintptr_t ag_record_current_context(void)
+{
+    return current_context();
 }
 
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)

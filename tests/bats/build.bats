@@ -4,8 +4,8 @@
 #   - no NEEDED entry for libcuda or libcudart (the shim opens libcuda lazily)
 #   - a clean `make` of a copy of the tree prints no warning with -Wall -Wextra
 #   - `make install PREFIX=...` (and DESTDIR) installs lib/ and include/; uninstall removes
-#   - the dynamic exports are the wrapped cu* entry points, dlsym and autograph_*, and
-#     nothing else (no internal helpers); every entry of shim/entry_points.def is exported
+#   - the dynamic exports are the wrapped cu* entry points, the runtime's four kernel
+#     launch calls, dlsym and autograph_*, and nothing else (no internal helpers); every entry of shim/entry_points.def is exported
 #   - programs that never touch CUDA run exactly as without the shim
 # Needs: make, cc, readelf and nm (binutils), python3.
 
@@ -83,19 +83,20 @@ same_as_without() {
     [ -f "$d/opt/ag/include/autograph.h" ]
 }
 
-@test "exports: the wrapped entry points, the resolvers, dlsym and autograph_version" {
+@test "exports: the wrapped entry points, the resolvers, the runtime's launch calls, dlsym and autograph_version" {
     exported_names >"$BATS_TEST_TMPDIR/names"
     local missing=0 s
     for s in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuGetProcAddress \
-             cuGetProcAddress_v2 dlsym autograph_version; do
+             cuGetProcAddress_v2 cudaLaunchKernel cudaLaunchKernel_ptsz __cudaLaunchKernel \
+             __cudaLaunchKernel_ptsz dlsym autograph_version; do
         grep -qx "$s" "$BATS_TEST_TMPDIR/names" || { echo "not exported: $s"; missing=1; }
     done
     [ "$missing" -eq 0 ]
 }
 
-@test "exports: nothing outside cu*, dlsym, autograph_* and the linker's own symbols" {
+@test "exports: nothing outside cu*, the runtime's launch calls, dlsym, autograph_* and the linker's own symbols" {
     exported_names >"$BATS_TEST_TMPDIR/names"
-    run grep -vxE 'cu[A-Z][A-Za-z0-9_]*|dlsym|autograph_[A-Za-z0-9_]+|_init|_fini|_edata|_end|__bss_start' \
+    run grep -vxE 'cu[A-Z][A-Za-z0-9_]*|(__)?cudaLaunchKernel(_ptsz)?|dlsym|autograph_[A-Za-z0-9_]+|_init|_fini|_edata|_end|__bss_start' \
         "$BATS_TEST_TMPDIR/names"
     echo "unexpected exports:"; echo "$output"
     [ "$status" -eq 1 ]   # grep found no unexpected name

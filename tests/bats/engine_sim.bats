@@ -491,3 +491,46 @@ want() {
     want replays -ge 25
     grep -q 'replay stopped at op [0-9]*: launching chunk 0 failed (error 999)' "$tmp/shim.err"
 }
+
+# runtime TAG [VAR=VALUE...]: build/sim/progs/runtime_launch 40 with the shim and those
+# variables (summary in $tmp/TAG.summary, loaded into S); fails unless it matches the
+# run without the shim ("plain", made first); sets MADE and REACHED from its stderr
+# (runtime calls the program made, and how many reached the stand-in libcudart)
+runtime() {
+    local tag=$1 line
+    shift
+    [ -x build/sim/progs/runtime_launch ] || skip "runtime_launch not built (make sim)"
+    [ -f "$tmp/plain.out" ] || sim_run plain runtime_launch -- 40
+    sim_run "$tag" runtime_launch LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
+        "$@" -- 40
+    same plain "$tag" "runtime_launch 40 $*" || return 1
+    load "$tag"
+    line=$(grep '^runtime_launch: runtime calls' "$tmp/$tag.err")
+    [[ "$line" =~ calls\ ([0-9]+),\ reached\ the\ runtime\ ([0-9]+) ]] || return 1
+    MADE=${BASH_REMATCH[1]} REACHED=${BASH_REMATCH[2]}
+    echo "$tag: held_runtime=${S[launches_held_runtime]:-0} graphed=${S[launches_graphed]:-0} made=$MADE reached=$REACHED"
+}
+
+@test "runtime_launch: launches through the runtime's launch calls (a stand-in libcudart, versioned symbols) are held there without the runtime; AUTOGRAPH_HOLD_RUNTIME=0 holds them at the driver only: same log" {
+    runtime on
+    want launches_held_runtime -ge 600
+    want launches_graphed -ge 900
+    [ "$REACHED" -le $((MADE - 600)) ]      # the stand-in never saw the held ones
+    runtime off AUTOGRAPH_HOLD_RUNTIME=0
+    want launches_held_runtime -eq 0
+    want launches_graphed -ge 900
+    [ "$REACHED" -eq "$MADE" ]
+}
+
+@test "runtime_launch: two templates with the same first op (a step with one more launch every 9th step): replays start with the one seen lately, so only those steps mismatch: same log" {
+    [ -x build/sim/progs/runtime_launch ] || skip "runtime_launch not built (make sim)"
+    sim_run plain runtime_launch -- 45 1
+    sim_run shim runtime_launch LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        -- 45 1
+    same plain shim "runtime_launch 45 1" || return 1
+    load shim
+    echo "templates=${S[templates]} replays=${S[replays]} mismatches=${S[mismatches]}"
+    want templates -eq 2
+    want mismatches -le 10           # 5 longer steps; each stops a replay (at most) twice
+    want replays -ge 30
+}
