@@ -383,7 +383,6 @@ void ag_template_free(struct ag_template *t)
     free(t);
 }
 
-/* The longest live template whose first op has this hash. */
 /* Templates that begin with the same op (a step with an extra op every few steps, say)
  * compete for the replay that op starts.  Each sync-delimited window whose shape is a
  * template credits it (ag_template_credit): its score gains AG_START_CREDIT, and the
@@ -410,6 +409,7 @@ static int better_start(const struct ag_template *a, const struct ag_template *b
                                             : a->nops > b->nops;
 }
 
+/* The live template a replay starting with an op of this key begins with, or NULL. */
 struct ag_template *ag_template_find_start(uint64_t start_key)
 {
     struct ag_start *s;

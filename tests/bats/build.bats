@@ -5,7 +5,8 @@
 #   - a clean `make` of a copy of the tree prints no warning with -Wall -Wextra
 #   - `make install PREFIX=...` (and DESTDIR) installs lib/ and include/; uninstall removes
 #   - the dynamic exports are the wrapped cu* entry points, the runtime's four kernel
-#     launch calls, dlsym and autograph_*, and nothing else (no internal helpers); every entry of shim/entry_points.def is exported
+#     launch calls, dlsym and autograph_*, and nothing else (no internal helpers); every
+#     entry of shim/entry_points.def is exported
 #   - programs that never touch CUDA run exactly as without the shim
 # Needs: make, cc, readelf and nm (binutils), python3.
 

@@ -63,6 +63,15 @@ eg_kept_across_destroys() {
     }
 }
 
+# eg_held_runtime MIN: after eg_repeating: the launches held at the runtime's launch call
+# (without libcudart: shim/intercept_cudart.c) are at least MIN
+eg_held_runtime() {
+    local held
+    held=$(ag_sum launches_held_runtime "$BATS_TEST_TMPDIR"/b.sum.*)
+    ag_log "launches_held_runtime $held of launches_graphed $EG_GRAPHED (want >= $1)"
+    [ "$held" -ge "$1" ] || { echo "launches_held_runtime is $held, want >= $1" >&2; return 1; }
+}
+
 # --- every workload, static and shared cudart ------------------------------------------
 
 @test "engine: tiny 10 kernels x 200 syncs, static cudart: same bytes, graphed > 0" {
@@ -77,15 +86,6 @@ eg_kept_across_destroys() {
 @test "engine: tiny 100 kernels x 100 syncs, shared cudart: same bytes, graphed > 0" {
     eg_repeating engine_shared tiny 100 100
 }
-# eg_held_runtime MIN: after eg_repeating: the launches held at the runtime's launch call
-# (without libcudart: shim/intercept_cudart.c) are at least MIN
-eg_held_runtime() {
-    local held
-    held=$(ag_sum launches_held_runtime "$BATS_TEST_TMPDIR"/b.sum.*)
-    ag_log "launches_held_runtime $held of launches_graphed $EG_GRAPHED (want >= $1)"
-    [ "$held" -ge "$1" ] || { echo "launches_held_runtime is $held, want >= $1" >&2; return 1; }
-}
-
 @test "engine: tiny 100 kernels x 100 syncs, shared cudart: most held launches never enter libcudart (held at its launch call): same bytes" {
     eg_repeating engine_shared tiny 100 100 || return 1
     eg_held_runtime $((EG_GRAPHED / 2))
