@@ -13,12 +13,11 @@
 #include "config.h"
 #include "engine.h"
 #include "engine_introspect.h"
+#include "export.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define AG_EXPORT __attribute__((visibility("default")))
 
 /* `call` (an int expression) with the engine lock held. */
 #define LOCKED(call)                                                           \

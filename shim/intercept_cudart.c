@@ -26,6 +26,7 @@
 #include "config.h"
 #include "driver.h"
 #include "engine.h"
+#include "export.h"
 #include "log.h"
 #include "record_ops.h"
 
@@ -36,8 +37,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define AG_EXPORT __attribute__((visibility("default")))
 
 /* dim3 as the runtime passes it (three unsigned: the same registers as cuda's). */
 struct ag_dim3 {
@@ -186,7 +185,7 @@ static int try_hold(int which, const void *handle, struct ag_dim3 grid, struct a
         return 0;
     const unsigned g[3] = { grid.x, grid.y, grid.z }, b[3] = { block.x, block.y, block.z };
     return ag_intercept_hold_runtime(l->entry, l->f, g, b, (unsigned)smem, l->driver_stream,
-                                     args);
+                                     args, ctx);
 }
 
 /* The real call, learning where it went when it reached the driver once, cleanly. */

@@ -13,10 +13,9 @@
  * glibc >= 2.34 has dlsym in libc.so.6 as GLIBC_2.34; older ones as GLIBC_2.2.5.
  */
 #include "driver.h"
+#include "export.h"
 
 #include <dlfcn.h>
-
-#define AG_EXPORT __attribute__((visibility("default")))
 
 typedef void *(*dlsym_fn)(void *, const char *);
 

@@ -13,8 +13,7 @@
 
 #include "counters.h"
 #include "driver.h"
-
-#define AG_EXPORT __attribute__((visibility("default")))
+#include "export.h"
 
 static void swap_for_wrapper(CUresult result, const char *symbol, void **pfn)
 {

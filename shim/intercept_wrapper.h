@@ -15,11 +15,10 @@
 #ifndef AG_INTERCEPT_WRAPPER_H
 #define AG_INTERCEPT_WRAPPER_H
 
+#include "export.h"
 #include "timing.h"
 
 #include <stdint.h>
-
-#define AG_EXPORT __attribute__((visibility("default")))
 
 /* intercept_defer.c: the engine's part of a call with a flush policy, and of a
  * call the driver failed. */
