@@ -37,7 +37,7 @@ static inline void ag_runtime_probe_saw(int entry, CUfunction f, CUstream stream
 /* intercept_defer.c: the fast path for such a launch; 1: held. */
 int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
                               const unsigned block[3], unsigned smem, CUstream s,
-                              void **params);
+                              void **params, uintptr_t ctx);
 
 /* Forgets what was learnt (a module unloaded, a context gone: handles may come back). */
 void ag_runtime_forget(void);

@@ -238,16 +238,16 @@ static inline int hold_kernel_ex(struct ag_op *op, int id, const CUlaunchConfig 
 }
 
 /* A launch through the runtime's launch call (intercept_cudart.c) that is known to
- * reach the driver as `entry` with f and s: offered to the replay's fast path as that
+ * reach the driver as `entry` with f and s in context ctx: offered to the replay's fast path as that
  * driver call would be, and counted and timed as that call held. */
 int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
                               const unsigned block[3], unsigned smem, CUstream s,
-                              void **params)
+                              void **params, uintptr_t ctx)
 {
     int timed = ag_timing_role[entry] != AG_TIMING_NONE;
     uint64_t t_in = timed ? ag_timing_now() : 0;
     if (!engine_wanted() || !replay_open() ||
-        !ag_record_fast_runtime(entry, f, grid, block, smem, s, params))
+        !ag_record_fast_runtime(entry, f, grid, block, smem, s, params, ctx))
         return 0;
     if (timed)
         ag_timing_held(t_in);

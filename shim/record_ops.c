@@ -626,10 +626,9 @@ static const struct ag_layout *fast_shape(struct kernel_shape *ks, CUfunction f,
 
 static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
                        const unsigned block[3], unsigned smem, CUstream stream,
-                       void **params, void **extra, int above_driver)
+                       void **params, void **extra, uintptr_t ctx, int above_driver)
 {
     struct kernel_shape ks;
-    uintptr_t ctx = current_context();
     const struct ag_layout *l = fast_shape(&ks, f, grid, block, smem, ctx, params, extra);
     if (l == NULL)
         return 0;
@@ -646,7 +645,8 @@ int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, uns
                           CUstream stream, void **kernel_params, void **extra)
 {
     const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra, 0);
+    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra,
+                       current_context(), 0);
 }
 
 int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
@@ -657,14 +657,14 @@ int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction
         return 0;
     config_dims(config, grid, block);
     return fast_kernel(entry, f, grid, block, config->sharedMemBytes, config->hStream,
-                       kernel_params, extra, 0);
+                       kernel_params, extra, current_context(), 0);
 }
 
 int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
                            const unsigned block[3], unsigned smem, CUstream stream,
-                           void **kernel_params)
+                           void **kernel_params, uintptr_t ctx)
 {
-    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, NULL, 1);
+    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, NULL, ctx, 1);
 }
 
 uintptr_t ag_record_current_context(void)

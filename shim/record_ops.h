@@ -46,10 +46,11 @@ int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, uns
 int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
                              void **kernel_params, void **extra);
 /* The same for a launch made through the runtime's launch call that is known to reach
- * the driver as `entry` with f and stream (intercept_cudart.c); counted apart. */
+ * the driver as `entry` with f and stream in context ctx (intercept_cudart.c, which
+ * has read it already); counted apart. */
 int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
                            const unsigned block[3], unsigned smem, CUstream stream,
-                           void **kernel_params);
+                           void **kernel_params, uintptr_t ctx);
 
 /* The calling thread's current context (cached until a call may change it). */
 uintptr_t ag_record_current_context(void);
