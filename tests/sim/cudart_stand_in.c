@@ -9,12 +9,7 @@
  * __cudaLaunchKernel takes the function handle itself (as the real one takes a
  * kernel handle).  The _ptsz calls launch through cuLaunchKernel_ptsz.
  */
-#include <cuda.h>
-#include <stddef.h>
-
-struct dim3_like {
-    unsigned x, y, z;
-};
+#include "cudart_stand_in.h"
 
 /* cuda.h declares it only for per-thread builds. */
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,

@@ -13,18 +13,7 @@
  * stderr how many runtime calls it made and how many reached the stand-in.
  */
 #include "prog.h"
-
-#include <string.h>
-
-struct dim3_like {
-    unsigned x, y, z;
-};
-typedef int runtime_launch_fn(const void *, struct dim3_like, struct dim3_like, void **,
-                              size_t, void *);
-runtime_launch_fn cudaLaunchKernel, cudaLaunchKernel_ptsz, __cudaLaunchKernel,
-    __cudaLaunchKernel_ptsz;
-int cudart_stand_in_register(const void *stub, CUfunction f);
-unsigned long cudart_stand_in_calls(void);
+#include "cudart_stand_in.h"
 
 #define RT(call)                                                                      \
     do {                                                                              \
