@@ -25,6 +25,7 @@ struct ag_config {
     int chunk_first, chunk_max;     /* AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX: replay chunks */
     int chunk_growth;               /* AUTOGRAPH_CHUNK_GROWTH: next chunk = this x the last */
     int chunk_slow_us;              /* AUTOGRAPH_CHUNK_SLOW_US */
+    int chunk_tune;                 /* AUTOGRAPH_CHUNK_TUNE: replays timed per plan */
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
     int light_after;                /* AUTOGRAPH_LIGHT_AFTER: differing windows before light recording */

@@ -501,6 +501,7 @@ void ag_engine_reset_for_tests(void)
     pthread_mutex_lock(&engine_lock);
     drop_all("reset");
     ag_events_forget_all();
+    ag_tune_forget();
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_eng.app_capturing = 0;

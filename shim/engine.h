@@ -34,6 +34,8 @@ struct ag_engine_params {
     int chunk_slow_ns;   /* a window whose program spends more than this between its
                           * calls (mean, outside the driver) keeps chunk_first-sized
                           * chunks (0: always growing; engine_template.c) */
+    int tune_replays;    /* replays timed per candidate chunk plan (0: no tuning;
+                          * engine_tune.c) */
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */

@@ -5,6 +5,7 @@
  *   template a window (or one period of it) built into graphs, cut into chunks,
  *            each chunk with its executable variants (engine_template.c)
  *   replay   a template being matched against incoming ops (engine_replay.c)
+ *   tune     chunk plans tried and chosen per window shape (engine_tune.c)
  *   stats    counters for the exit summary and the explain log (engine_stats.c)
  *   light    light recording and its per-thread queue (engine_light.c)
  *   skim     fingerprinting only, where nothing repeats for long (engine_skim.c)
@@ -118,6 +119,12 @@ struct ag_chunk {
     int history_next;
 };
 
+struct ag_plan {                /* how a template is cut into chunks */
+    int first, growth;          /* the first chunk's length; each next is growth x */
+};
+
+struct ag_tuning;               /* a template's replays being timed (engine_tune.c) */
+
 struct ag_template {
     unsigned id;
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
@@ -125,6 +132,8 @@ struct ag_template {
     uintptr_t ctx;              /* context of its ops */
     int nops, nslots, nchunks;
     int paced;                  /* chunks grow backwards (engine_template.c) */
+    struct ag_plan plan;        /* its chunk plan */
+    struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
     struct ag_top *ops;
     unsigned char *shapes;
@@ -165,6 +174,8 @@ struct ag_stats {
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks grow backwards */
+    unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
+    unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
     unsigned long events_parked;    /* event nodes parked when their event was destroyed */
     unsigned long events_repointed; /* event nodes patched to the program's event */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
@@ -181,6 +192,18 @@ struct ag_skim {
     uint64_t last_fingerprint;  /* the last skimmed window's (at a flush point) */
     unsigned long last_ops;
     unsigned long streak;       /* skimmed windows since skimming started */
+};
+
+/* A window shape's chunk plan tuning (engine_tune.c): the candidate being tried,
+ * or, done, the one chosen; the median replay period each candidate had, and the
+ * variance of that median. */
+#define AG_TUNE_PLANS 3
+#define AG_TUNE_SIZE  256
+struct ag_tune {
+    uint64_t hash;              /* the window shape (template hash); 0: free */
+    unsigned char stage, done, best;
+    uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
+    double variance[AG_TUNE_PLANS];     /* of the median, ns^2 */
 };
 
 /* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A
@@ -204,6 +227,7 @@ struct ag_engine {
     uint64_t last_hash;         /* hash of the previous sync-delimited window */
     struct ag_recent recent[AG_RECENT_SIZE];   /* windows seen lately, not yet graphs */
     struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
+    struct ag_tune tunes[AG_TUNE_SIZE];         /* engine_tune.c, by window hash */
     uint32_t judged;            /* sync-delimited windows judged so far */
     uint64_t clock;             /* replays so far (variant LRU) */
     int app_capturing;          /* the program's own captures in progress */
@@ -238,6 +262,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
+int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                     const uintptr_t *slot_key);
 void ag_template_retire(struct ag_template *t, const char *why);
@@ -262,6 +287,12 @@ int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_o
 int ag_replay_offer(const struct ag_op *op);
 void ag_replay_abort(const char *why);
 void ag_issue_held(size_t from);
+
+/* engine_tune.c */
+extern uint64_t (*ag_tune_clock)(void);   /* ns; the unit tests set their own */
+void ag_tune_choose(struct ag_template *t);        /* at build: sets t->plan */
+int ag_tune_replay_starts(struct ag_template *t);  /* 0: t was dropped for a rebuild */
+void ag_tune_forget(void);                         /* the tests' reset */
 
 /* engine_light.c */
 void ag_light_choose(int repeated);  /* after a sync-delimited window: light or full */

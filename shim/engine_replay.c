@@ -96,8 +96,8 @@ int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
     if (ag_eng.by_start == NULL)
         return 0;                    /* no template yet: nothing to look up */
     t = ag_template_find_start(op->hash);
-    if (t == NULL || !ensure_pending(t))
-        return 0;
+    if (t == NULL || !ensure_pending(t) || !ag_tune_replay_starts(t))
+        return 0;                    /* ...or dropped to try another chunk plan */
     for (int s = 0; s < t->nslots; s++)
         if (t->slot_fixed[s] == AG_STREAM_PER_THREAD && ag_threads_seen() > 1)
             return 0;

@@ -113,6 +113,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%stemplates %lu\n", prefix, s->templates);
     fprintf(out, "%sbuild_failures %lu\n", prefix, s->build_failures);
     fprintf(out, "%stemplates_paced %lu\n", prefix, s->paced);
+    fprintf(out, "%stune_rebuilds %lu\n", prefix, s->tune_rebuilds);
+    fprintf(out, "%splans_tuned %lu\n", prefix, s->tuned);
     fprintf(out, "%svariants %lu\n", prefix, s->variants);
     fprintf(out, "%sreplays %lu\n", prefix, s->replays);
     fprintf(out, "%schunk_launches %lu\n", prefix, s->chunk_launches);

@@ -3,11 +3,12 @@
  * A template is a copy of the ops of a window (or of one period of it) with streams
  * renumbered into slots by first use and event waits linked to the record they wait
  * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, growing AUTOGRAPH_CHUNK_GROWTH
- * times up to AUTOGRAPH_CHUNK_MAX) so that a replay can launch the first chunk while
- * the program is still submitting the rest.  Each chunk is one graph built by the
- * backend on its own streams, with up to AUTOGRAPH_VARIANTS executable graphs: an
- * arg set seen before gets its own variant (ping-pong buffers), a new one patches
- * the least recently used variant, node by node, only where the args changed.
+ * times up to AUTOGRAPH_CHUNK_MAX, or a plan engine_tune.c chose) so that a replay
+ * can launch the first chunk while the program is still submitting the rest.  Each
+ * chunk is one graph built by the backend on its own streams, with up to
+ * AUTOGRAPH_VARIANTS executable graphs: an arg set seen before gets its own variant
+ * (ping-pong buffers), a new one patches the least recently used variant, node by
+ * node, only where the args changed.
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
@@ -102,14 +103,6 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
     }
 }
 
-/* The chunk size after one of `size` ops in the direction chunks grow: chunk_growth
- * times it, up to chunk_max. */
-static int next_size(int size)
-{
-    long next = (long)size * ag_eng.p.chunk_growth;
-    return next < ag_eng.p.chunk_max ? (int)next : ag_eng.p.chunk_max;
-}
-
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
  * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
  * window's; while another template replays part of a window, its ops are not timed).
@@ -117,7 +110,7 @@ static int next_size(int size)
  * catches up with a big chunk while the program submits the next ones; what it must
  * not get is a big chunk at the end, whose GPU time would come on top of the window
  * (the host waits for it at the flush point).  Its chunks grow backwards: the last is
- * chunk_first ops long, each one before it chunk_growth times the next. */
+ * plan.first ops long, each one before it plan.growth times the next. */
 #define PACING_GAPS 16
 static uint64_t program_mean_ns(const struct ag_window *w)
 {
@@ -133,40 +126,49 @@ static void decide_pacing(struct ag_template *t, const struct ag_window *w)
     ag_eng.s.paced += t->paced;
 }
 
-/* Chunk lengths in op order, `count` of them, into `out` unless NULL: the first
- * chunk_first ops long, each next one chunk_growth times longer up to chunk_max; a
- * rest shorter than chunk_first joins the chunk before it.  Paced, the same walked
- * from the template's end: its last chunk is chunk_first long, and the rest shorter
- * than chunk_first joins the first chunk.  Returns how many. */
-static int walk_chunks(const struct ag_template *t, struct ag_chunk *out, int count)
+/* The lengths of the chunks of `nops` ops under `plan`, in the order they grow, into
+ * lens[0..cap): the first plan.first ops long, each next one plan.growth times
+ * longer up to chunk_max; a rest shorter than plan.first joins the chunk before it.
+ * Returns how many (cap or not). */
+int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
 {
-    int n = 0, pos = 0, size = ag_eng.p.chunk_first, first = ag_eng.p.chunk_first;
-    while (pos < t->nops) {
-        int left = t->nops - pos;
+    int n = 0, pos = 0, size = plan.first;
+    while (pos < nops) {
+        int left = nops - pos;
         int len = size < left ? size : left;
-        if (left - len < first)
+        long next = (long)size * plan.growth;
+        if (left - len < plan.first)
             len = left;
-        if (out) {
-            int k = t->paced ? count - 1 - n : n;          /* paced: from the end */
-            int end = t->paced ? t->nops - pos : pos + len;
-            out[k].begin = end - len;
-            out[k].end = end;
-        }
+        if (n < cap)
+            lens[n] = len;
         pos += len;
         n++;
-        size = next_size(size);
+        size = next < ag_eng.p.chunk_max ? (int)next : ag_eng.p.chunk_max;
     }
     return n;
 }
 
-/* Counts the chunks, then fills them in. */
+/* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
+ * from its last (its last chunk plan.first ops long, the rest shorter than that
+ * joining the first chunk). */
 static int plan_chunks(struct ag_template *t)
 {
-    int count = walk_chunks(t, NULL, 0);
+    int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0;
     t->chunks = calloc((size_t)count, sizeof *t->chunks);
-    if (t->chunks == NULL)
+    lens = calloc((size_t)count, sizeof *lens);
+    if (t->chunks == NULL || lens == NULL) {
+        free(lens);
         return 0;
-    walk_chunks(t, t->chunks, count);
+    }
+    ag_plan_lengths(t->nops, t->plan, lens, count);
+    for (int n = 0; n < count; n++) {
+        int k = t->paced ? count - 1 - n : n;
+        int end = t->paced ? t->nops - pos : pos + lens[n];
+        t->chunks[k].begin = end - lens[n];
+        t->chunks[k].end = end;
+        pos += lens[n];
+    }
+    free(lens);
     t->nchunks = count;
     return 1;
 }
@@ -184,8 +186,8 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
         at += (size_t)snprintf(lens + at, sizeof lens - at, " %d",
                                t->chunks[c].end - t->chunks[c].begin);
     ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
-           "gaps): chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
-           w->program_gaps,
+           "gaps), plan %d x%d: chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
+           w->program_gaps, t->plan.first, t->plan.growth,
            t->paced ? "paced (shrinking towards the end)" : "growing", lens,
            c < t->nchunks ? " ..." : "");
 }
@@ -326,8 +328,10 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
     t->id = ++ag_eng.next_template_id;
     t->nops = (int)(b - a);
     copied = copy_ops(t, w, a);
-    if (copied)
+    if (copied) {
         decide_pacing(t, w);
+        ag_tune_choose(t);                           /* t->plan */
+    }
     if (copied && plan_chunks(t)) {
         log_chunks(t, w);
         rc = 0;
@@ -380,6 +384,7 @@ void ag_template_free(struct ag_template *t)
     free(t->chunks);
     free(t->ops);
     free(t->shapes);
+    free(t->tuning);
     free(t);
 }
 

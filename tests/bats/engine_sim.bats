@@ -223,6 +223,10 @@ switched_fuzz() {
     switched_fuzz skimmed_ops AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1
 }
 
+@test "engine (b'''): AUTOGRAPH_CHUNK_TUNE=2 (graphs dropped and rebuilt with other chunk plans as they are timed): same log, and graphs" {
+    switched_fuzz tune_rebuilds AUTOGRAPH_CHUNK_TUNE=2
+}
+
 # called TAG: C[function] = how often run TAG (made with SIM_TRACE=1) called it
 called() {
     local name n
@@ -447,6 +451,31 @@ want() {
     CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=1)
     cases slow 30 5
     want chunk_launches -eq $((5 * ${S[replays]}))
+}
+
+@test "engine_cases: AUTOGRAPH_CHUNK_TUNE times each candidate chunk plan over its replays, rebuilds the window with the next, then keeps the fastest: same log" {
+    local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_TUNE=6)
+    # 40 launches: 8 x2 (8 16 16), 16 x8 (16 24), 8 x4 (8 32), each timed over 6 replays
+    cases slow 90 0
+    want plans_tuned -eq 1
+    want tune_rebuilds -ge 2
+    want replays -ge 40
+    local kept last
+    for p in "8 x2" "16 x8" "8 x4"; do
+        grep -q "^libautograph: graph [0-9]*: chunk plan $p: median replay period [0-9.]* us (IQR [0-9.]* us)$" \
+            "$tmp/shim.err" || { echo "FAIL: plan $p was not timed"; return 1; }
+    done
+    kept=$(sed -n 's/^libautograph: graph [0-9]*: keeps chunk plan \([0-9]* x[0-9]*\) .*/\1/p' "$tmp/shim.err")
+    last=$(sed -n 's/^libautograph: graph [0-9]*: 40 ops, .*, plan \([0-9]* x[0-9]*\): chunks.*/\1/p' "$tmp/shim.err" | tail -1)
+    echo "kept: '$kept', last graph built: '$last'"
+    [ -n "$kept" ] && [ "$kept" = "$last" ]
+    grep -q '^libautograph: explain: graph [0-9]* (40 ops) dropped: rebuilt with another chunk plan, to time it (AUTOGRAPH_CHUNK_TUNE)$' "$tmp/shim.err"
+    # off (the default): one graph, no tuning
+    CASES_ENV=(AUTOGRAPH_CHUNK_SLOW_US=0)
+    cases slow 30 0
+    want plans_tuned -eq 0
+    want tune_rebuilds -eq 0
+    want templates -eq 1
 }
 
 @test "engine_cases: unloading another module keeps the graphs; unloading their kernels' module drops them: same log" {

@@ -9,6 +9,9 @@
 #          default; AG_EBENCH_MODE sets AUTOGRAPH explicitly)
 #   graph  a hand-written graph: the same N launches captured once, instantiated, then
 #          cudaGraphLaunch + sync per iteration (no shim): the target
+#   tuned  the shim with AUTOGRAPH_CHUNK_TUNE=AG_EBENCH_TUNE (default 32): its chunk plan
+#          chosen by timing the candidates in the process (tuning runs during the timed
+#          iterations, so its cost is in the figures)
 #   chunked  the same by hand, but captured into the graphs of the shim's default chunk
 #          plan (8, 16, 32, ... launches) launched one after the other (no shim): what
 #          cutting a window into chunks costs by itself, without holding or matching;
@@ -41,6 +44,7 @@
 #   AG_EBENCH_NR_N     launches per sync of the non-repeating loop (default 100)
 #   AG_EBENCH_INPROC_ROUNDS  in-process A/B processes (default 4, 2000 blocks each)
 #   AG_EBENCH_CUDART   "static shared" (default) or one of them
+#   AG_EBENCH_TUNE     AUTOGRAPH_CHUNK_TUNE of the tuned side (default 32; 0: no tuned side)
 #   AG_EBENCH_MODE     AUTOGRAPH=<value> on the shim side (default: unset = the default, on)
 #   AG_EBENCH_CPU      the CPU(s) both sides are pinned to with taskset (default 2 where
 #                      there are 4 or more and taskset exists, as bench.sh; "none": no
@@ -64,6 +68,7 @@ nr_n=${AG_EBENCH_NR_N:-100}
 inproc_rounds=${AG_EBENCH_INPROC_ROUNDS:-4}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
+tune=${AG_EBENCH_TUNE:-32}
 # shellcheck source=tests/bench/bench_setup.bash
 . "$top/tests/bench/bench_setup.bash"
 bench_setup "${AG_EBENCH_CPU:-}"
@@ -81,7 +86,7 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- GPU: $gpu"
 echo "- command: $cmdline (rounds=$rounds, nr_rounds=$nr_rounds, kernels=$kernels timed per process, warmup=$warmup" \
     "iterations, N=${ns[*]}, non-repeating N=$nr_n, cudart=${cudarts[*]}," \
-    "AUTOGRAPH=${mode:-<default>}, pinned to CPU $cpu)"
+    "AUTOGRAPH=${mode:-<default>}, tuned side AUTOGRAPH_CHUNK_TUNE=$tune, pinned to CPU $cpu)"
 echo "- shim: $BUILD/libautograph.so${rev:+ ($rev)}"
 
 iters_for() { # N
@@ -98,6 +103,7 @@ run_one() {
     case $side in
     eager) what=eager ;;
     shim) what=eager shimmed=1 ;;
+    tuned) what=eager shimmed=1 ;;
     graph) what=graph ;;
     chunked) what=chunked ;;
     nr_plain) what=norepeat ;;
@@ -107,6 +113,7 @@ run_one() {
     if [ "$shimmed" = 1 ]; then
         env_cmd=(env LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$raw/sum.$c.$side.$n.$r.%p")
         [ -n "$mode" ] && env_cmd+=(AUTOGRAPH="$mode")
+        [ "$side" = tuned ] && env_cmd+=(AUTOGRAPH_CHUNK_TUNE="$tune")
     fi
     if ! out=$("${env_cmd[@]}" "${pin[@]}" "$prog" "$what" "$n" "$iters" "$warmup" \
         2>"$raw/err.$c.$side.$n.$r"); then
@@ -121,6 +128,7 @@ run_one() {
 }
 
 tiny_sides=(eager shim graph chunked)
+[ "$tune" != 0 ] && tiny_sides+=(tuned)
 for ((r = 1; r <= rounds; r++)); do
     for n in "${ns[@]}"; do
         for c in "${cudarts[@]}"; do
@@ -180,19 +188,22 @@ echo "- us/kernel = median over every timed iteration of $rounds processes per c
     "(iterations per process: $(for n in "${ns[@]}"; do printf '%s for N=%s, ' "$(iters_for "$n")" "$n"; done)$(iters_for "$nr_n") for the non-repeating loop, $nr_rounds processes per side)"
 echo "- graphed = launches_graphed / (launches_graphed + launches_eager) in the shim's summaries"
 echo
-echo "| N kernels / sync | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim / graph throughput | goal >= 0.95 (N >= 100) | shim speedup over eager | graphed | hand-written, in the shim's chunks, us/kernel | graph / chunked | chunked / shim |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| N kernels / sync | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim / graph throughput | goal >= 0.95 (N >= 100) | shim speedup over eager | graphed | hand-written, in the shim's chunks, us/kernel | graph / chunked | chunked / shim | shim, plan tuned, us/kernel | tuned / graph |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for n in "${ns[@]}"; do
     for c in "${cudarts[@]}"; do
         e=$(q "$raw/s.$c.eager.$n" 0.5)
         s=$(q "$raw/s.$c.shim.$n" 0.5)
         g=$(q "$raw/s.$c.graph.$n" 0.5)
         k=$(q "$raw/s.$c.chunked.$n" 0.5)
-        read -r ratio speedup verdict gk ks < <(awk -v e="$e" -v s="$s" -v g="$g" -v k="$k" \
-            -v n="$n" 'BEGIN {
+        u=-
+        [ -s "$raw/s.$c.tuned.$n" ] && u=$(q "$raw/s.$c.tuned.$n" 0.5)
+        read -r ratio speedup verdict gk ks gu < <(awk -v e="$e" -v s="$s" -v g="$g" -v k="$k" \
+            -v u="$u" -v n="$n" 'BEGIN {
             r = g / s; v = (n < 100) ? "-" : (r >= 0.95 ? "ok" : "MISSED")
-            printf "%.3f %.2fx %s %.3f %.3f\n", r, e / s, v, g / k, k / s }')
-        echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") | $k | $gk | $ks |"
+            printf "%.3f %.2fx %s %.3f %.3f %s\n", r, e / s, v, g / k, k / s,
+                   u == "-" ? "-" : sprintf("%.3f", g / u) }')
+        echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") | $k | $gk | $ks | $u | $gu |"
     done
 done
 echo
@@ -228,16 +239,16 @@ echo "| non-repeating, in-process A/B | $rl | $d [$d25, $d75] | $ratio | $verdic
 echo
 echo "Means over every timed iteration (us/kernel; a periodic cost the median hides shows here) [p10, p90]:"
 echo
-echo "| loop | cudart | eager / no shim | shim | hand-written graph | hand-written, chunked |"
-echo "|---|---|---|---|---|---|"
+echo "| loop | cudart | eager / no shim | shim | hand-written graph | hand-written, chunked | shim, plan tuned |"
+echo "|---|---|---|---|---|---|---|"
 cell() { [ -s "$1" ] && echo "$(mean "$1") [$(q "$1" 0.1), $(q "$1" 0.9)]" || echo "-"; }
 for n in "${ns[@]}"; do
     for c in "${cudarts[@]}"; do
-        echo "| tiny N=$n | $c | $(cell "$raw/s.$c.eager.$n") | $(cell "$raw/s.$c.shim.$n") | $(cell "$raw/s.$c.graph.$n") | $(cell "$raw/s.$c.chunked.$n") |"
+        echo "| tiny N=$n | $c | $(cell "$raw/s.$c.eager.$n") | $(cell "$raw/s.$c.shim.$n") | $(cell "$raw/s.$c.graph.$n") | $(cell "$raw/s.$c.chunked.$n") | $(cell "$raw/s.$c.tuned.$n") |"
     done
 done
 for c in "${cudarts[@]}"; do
-    echo "| non-repeating N=$nr_n | $c | $(cell "$raw/s.$c.nr_plain.$nr_n") | $(cell "$raw/s.$c.nr_shim.$nr_n") | - | - |"
+    echo "| non-repeating N=$nr_n | $c | $(cell "$raw/s.$c.nr_plain.$nr_n") | $(cell "$raw/s.$c.nr_shim.$nr_n") | - | - | - |"
 done
 echo
 
@@ -245,7 +256,7 @@ echo
 bad=0
 for n in "${ns[@]}"; do
     hs=$(cat "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" \
-        "$raw"/h.*.chunked."$n" | sort -u)
+        "$raw"/h.*.chunked."$n" $(ls "$raw"/h.*.tuned."$n" 2>/dev/null) | sort -u)
     if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
         echo "- RESULT MISMATCH, N=$n: result hashes differ between sides: $(paste -sd' ' <<<"$hs")"
         bad=1

@@ -211,6 +211,20 @@ eg_phases() {
     [ "$EG_GRAPHED" -gt 0 ]
 }
 
+@test "engine: AUTOGRAPH_CHUNK_TUNE=8 on tiny 100 x 300 (graphs rebuilt with each chunk plan, the fastest kept): same bytes" {
+    local dir=$BATS_TEST_TMPDIR tuned rebuilds
+    eg_run a plain "$AG_BIN/engine_static" tiny 100 300 || { ag_show a; false; }
+    eg_run b shim AUTOGRAPH_CHUNK_TUNE=8 AUTOGRAPH_LOG=debug "$AG_BIN/engine_static" tiny 100 300 ||
+        { ag_show b; false; }
+    eg_stats b
+    tuned=$(ag_sum plans_tuned "$dir"/b.sum.*)
+    rebuilds=$(ag_sum tune_rebuilds "$dir"/b.sum.*)
+    ag_log "AUTOGRAPH_CHUNK_TUNE=8: $EG_LINE plans_tuned $tuned tune_rebuilds $rebuilds"
+    ag_log "$(grep -E 'chunk plan|keeps chunk plan' "$dir/b.err" | tr '\n' ';')"
+    cmp "$dir/a.out" "$dir/b.out"
+    [ "$EG_GRAPHED" -gt 0 ] && [ "$tuned" -eq 1 ] && [ "$rebuilds" -ge 2 ]
+}
+
 @test "engine: AUTOGRAPH_EXPLAIN=1 on norepeat: same stdout, the explanations go to stderr" {
     local dir=$BATS_TEST_TMPDIR
     eg_run a plain "$AG_BIN/engine_static" norepeat 100 || { ag_show a; false; }

@@ -324,6 +324,86 @@ static void test_memory_freed(void)
     CHECK(builds == 3 && same_order());
 }
 
+/* Chunk plan tuning (AUTOGRAPH_CHUNK_TUNE): each candidate plan is timed over N
+ * replays by the engine's clock, which here advances by a cost per window that the
+ * test sets from the chunks launched in it; the plan with the shortest median is
+ * kept, and every window still runs in order. */
+static uint64_t fake_now;
+static uint64_t fake_clock(void)
+{
+    return fake_now;
+}
+
+/* Runs `windows` windows of `ops` ops, each costing base + per_chunk x the chunks it
+ * launched (per_chunk < 0: the more chunks, the cheaper), plus noise up to +-`noise`.
+ * Returns the launches of its last 10 windows. */
+static long noise;
+static int run_timed(int windows, int ops, long base, long per_chunk)
+{
+    static uint64_t lcg = 12345;
+    int tail = 0;
+    for (int it = 0; it < windows; it++) {
+        int before = launches;
+        for (int k = 0; k < ops; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        fake_now += (uint64_t)(base + per_chunk * (launches - before) +
+                               (noise ? (long)(lcg >> 33) % (2 * noise + 1) - noise : 0));
+        if (it >= windows - 10)
+            tail += launches - before;
+    }
+    return tail;
+}
+
+static void test_chunk_tuning(void)
+{
+    uint64_t (*real_clock)(void) = ag_tune_clock;
+    ag_tune_clock = fake_clock;
+    ag_eng.p.tune_replays = 5;
+
+    /* 40 ops: plans 4 x2 (4+8+16+12), 8 x8 (8+16+16), 4 x4 (4+16+16+4); fewer chunks
+     * are cheaper here: 8 x8 is kept, after 3 rebuilds (2 to try, 1 to keep). */
+    reset();
+    CHECK(run_timed(60, 40, 100000, 1000) == 10 * 3);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 3 && same_order());
+
+    /* More chunks cheaper: the configured plan is kept. */
+    reset();
+    CHECK(run_timed(60, 40, 100000, -1000) == 10 * 4);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 3 && same_order());
+    CHECK(builds == 4 + 3 + 4 + 4);          /* chunks of each plan built, in order */
+
+    /* No plan 0.5% faster: the configured plan is kept. */
+    reset();
+    CHECK(run_timed(60, 40, 1000000, 0) == 10 * 4);
+    CHECK(ag_eng.s.tuned == 1 && same_order());
+
+    /* A 1% gain in +-10% noise is not taken for one: the configured plan is kept. */
+    reset();
+    noise = 10000;
+    CHECK(run_timed(60, 40, 100000, 1000) == 10 * 4);
+    CHECK(ag_eng.s.tuned == 1 && same_order());
+    noise = 0;
+
+    /* One chunk under the configured plan: nothing to tune. */
+    reset();
+    CHECK(run_timed(30, 6, 1000, 1000) == 10);
+    CHECK(ag_eng.s.tuned == 0 && ag_eng.s.tune_rebuilds == 0 && same_order());
+
+    /* The choice outlives the graph: rebuilt after a reset of the graphs, it has the
+     * chosen plan at once, without tuning again. */
+    reset();
+    run_timed(60, 40, 100000, 1000);
+    ag_engine_drop_graphs("test");
+    builds = 0;
+    CHECK(run_timed(12, 40, 100000, 1000) == 10 * 3);
+    CHECK(builds == 3 && ag_eng.s.tune_rebuilds == 3 && same_order());
+
+    ag_eng.p.tune_replays = 0;
+    ag_tune_clock = real_clock;
+}
+
 /* Streams: a replay may map the template's streams onto others (all of a slot's ops
  * on the same new stream), but an op on a stream other than the one its slot already
  * maps to stops the replay, on the fast path too. */
@@ -448,5 +528,6 @@ int main(void)
     test_light_recording();
     test_skimming();
     test_memory_freed();
+    test_chunk_tuning();
     return check_finish("test_engine");
 }
