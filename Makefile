@@ -3,7 +3,8 @@
 #   make              build build/libautograph.so and build/autograph, the command
 #                     (installs missing Debian packages first)
 #   make test         the one test command: unit, simulator and bats suites; GPU suite on a GPU
-#   make bench        benchmarks on a GPU machine (tables on stdout)
+#   make bench        benchmarks on a GPU machine (tables on stdout); make bench-cold
+#                     needs none: the shim's cache misses per held launch (simulator)
 #   make asan / tsan / memcheck   the unit and simulator suites under sanitizers
 #   make carry        fill .carry/ with what the GPU machine lacks (uthash.h, bats)
 #   make fuzz / bench-analyzer   the analyzer's fuzz targets and benchmark (analyzer/analyzer.mk)

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ag_engine ag_eng;
+struct ag_engine ag_eng __attribute__((aligned(64)));
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int engine_running;
+static AG_HOT int engine_running;
 static unsigned next_thread_id;
 static AG_TLS unsigned thread_id;
 

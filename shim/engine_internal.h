@@ -66,19 +66,19 @@ struct ag_wop {                 /* one op of the window trace */
 struct ag_evpos { uintptr_t event; uint32_t pos, gen; };
 struct ag_lastpos { uint64_t key; uint32_t pos, gen; };
 
-struct ag_window {
+struct ag_window {              /* what every op appended touches, in two lines */
     struct ag_wop *ops;
     size_t n, cap;
+    uintptr_t ctx;              /* context of its full ops (0: none yet) */
+    uint64_t hash;
     unsigned char *arena;
     size_t used, arena_cap;
-    uintptr_t slot_key[AG_MAX_SLOTS];
+    size_t kernels;
     int nslots;
-    uintptr_t ctx;              /* context of its full ops (0: none yet) */
+    uint32_t gen;               /* generation of evmap and last entries */
+    uintptr_t slot_key[AG_MAX_SLOTS];
     size_t full_from;           /* ops [full_from, n) were recorded in full */
     enum ag_skip ineligible;    /* first reason found, or AG_SKIP_NONE */
-    uint64_t hash;
-    size_t kernels;
-    uint32_t gen;               /* generation of evmap and last entries */
     struct ag_evpos evmap[AG_EVMAP_SIZE];
     /* period detection over ops [period_base, n) that were issued eagerly */
     size_t period_base, period, run;
@@ -155,21 +155,23 @@ struct ag_start {               /* templates by the key of their first op */
     UT_hash_handle hh;
 };
 
-struct ag_replay {
+struct ag_replay {              /* read by every held op: its first line first */
     struct ag_template *t;      /* NULL: not replaying */
     int pos, chunk;             /* next template op, chunk being matched */
-    size_t base;                /* window position of template op 0 */
-    uintptr_t slot_key[AG_MAX_SLOTS];
     unsigned slot_set;          /* bit per template slot already mapped */
     unsigned char *pending;     /* args of the chunk being matched */
+    size_t base;                /* window position of template op 0 */
+    uintptr_t slot_key[AG_MAX_SLOTS];
     size_t pending_cap;
 };
 
-struct ag_stats {
-    unsigned long windows, templates, build_failures, variants, replays, chunk_launches;
-    unsigned long launches_graphed, launches_eager, launches_held_issued, patches;
+struct ag_stats {               /* those a replay counts first, in one cache line */
     unsigned long held_fast;    /* launches held by the replay's fast path */
     unsigned long held_runtime; /* of those, at the runtime's launch call */
+    unsigned long replays, chunk_launches, launches_graphed, patches;
+    double patch_us, chunk_launch_us;  /* replays: patching executables, launching chunks */
+    unsigned long windows, templates, build_failures, variants;
+    unsigned long launches_eager, launches_held_issued;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
@@ -182,7 +184,6 @@ struct ag_stats {
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
-    double patch_us, chunk_launch_us;  /* replays: patching executables, launching chunks */
 };
 
 struct ag_skim {
@@ -215,12 +216,14 @@ struct ag_recent {
     uint32_t last;              /* ag_eng.judged when last seen */
 };
 
-struct ag_engine {
+struct ag_engine {              /* a held op reads its first line, s's and w's first */
+    int app_capturing;          /* the program's own captures in progress */
     const struct ag_backend *be;
-    struct ag_engine_params p;
-    struct ag_window w;
     struct ag_replay r;
-    struct ag_stats s;
+    uint64_t clock;             /* replays so far (variant LRU) */
+    struct ag_stats s __attribute__((aligned(64)));
+    struct ag_window w __attribute__((aligned(64)));
+    struct ag_engine_params p;
     struct ag_template *by_hash;
     struct ag_start *by_start;
     unsigned next_template_id;
@@ -229,8 +232,6 @@ struct ag_engine {
     struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
     struct ag_tune tunes[AG_TUNE_SIZE];         /* engine_tune.c, by window hash */
     uint32_t judged;            /* sync-delimited windows judged so far */
-    uint64_t clock;             /* replays so far (variant LRU) */
-    int app_capturing;          /* the program's own captures in progress */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
     struct ag_skim k;

@@ -74,7 +74,7 @@ void ag_introspect_unlock(int taken)
         ag_engine_unlock();
 }
 
-int ag_engine_paused;
+AG_HOT int ag_engine_paused;
 
 /* autograph_disable / _enable.  Paused, the wrappers pass recordable calls straight
  * to the driver (ag_engine_is_paused) and ag_engine_offer lets through any that was

@@ -32,7 +32,7 @@ struct light_entry {
 static AG_TLS struct light_entry queue[AG_LIGHT_BATCH];
 static AG_TLS int queued;
 
-int ag_light_gate;
+AG_HOT int ag_light_gate;
 uint64_t ag_light_starts;
 
 static uint64_t filter_bit(uint64_t hash)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ag_replay_gate;
+AG_HOT int ag_replay_gate;
 
 /* Sets the replay under way (NULL: none).  Read unlocked by the light hint and, as
  * ag_replay_gate, by the recorder's fast path. */

@@ -37,10 +37,11 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
         tslot_of[s] = -1;
     for (int i = 0; i < t->nops; i++)
         shape_bytes += (w->ops[a + i].shape_len + 7u) & ~7u;
-    t->ops = calloc((size_t)t->nops, sizeof *t->ops);
+    t->ops = aligned_alloc(64, (size_t)t->nops * sizeof *t->ops);  /* an op a line */
     t->shapes = malloc(shape_bytes ? shape_bytes : 1);
     if (t->ops == NULL || t->shapes == NULL)
         return 0;
+    memset(t->ops, 0, (size_t)t->nops * sizeof *t->ops);
     t->hash = TEMPLATE_SEED;
     for (int i = 0; i < t->nops; i++) {
         const struct ag_wop *o = &w->ops[a + i];

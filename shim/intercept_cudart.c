@@ -97,7 +97,7 @@ struct learnt {
     CUstream driver_stream;
 };
 
-static _Atomic unsigned forget_generation = 1;
+static AG_HOT _Atomic unsigned forget_generation = 1;
 static AG_TLS struct learnt *learnt_table;
 static pthread_key_t table_key;
 static pthread_once_t table_key_once = PTHREAD_ONCE_INIT;

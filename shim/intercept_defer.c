@@ -37,7 +37,7 @@
 
 extern const struct ag_backend ag_cuda_backend;
 
-static int engine_state;        /* 0: not decided, 1: on, -1: off */
+static AG_HOT int engine_state;        /* 0: not decided, 1: on, -1: off */
 static pthread_once_t decide_once = PTHREAD_ONCE_INIT;
 
 /* Run once: threads racing to their first CUDA call wait for the first one (so nothing
@@ -245,7 +245,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
                               const unsigned block[3], unsigned smem, CUstream s,
                               void **params, uintptr_t ctx)
 {
-    int timed = ag_timing_role[entry] != AG_TIMING_NONE;
+    int timed = ag_timing_timed(entry);
     uint64_t t_in = timed ? ag_timing_now() : 0;
     if (!engine_wanted() || !replay_open() ||
         !ag_record_fast_runtime(entry, f, grid, block, smem, s, params, ctx))
@@ -355,7 +355,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
     }                                                                          \
     AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
     {                                                                          \
-        if (__builtin_expect(ag_timing_role[AG_EP_##sym] != AG_TIMING_NONE, 0)) \
+        if (ag_timing_timed(AG_EP_##sym))                                      \
             return sym##_timed AG_ARGS_##sym;                                  \
         AG_DEFER_BODY(sym, kind, 0)                                            \
     }

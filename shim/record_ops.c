@@ -135,7 +135,7 @@ CUstream ag_stream_handle(uintptr_t key)
     return (CUstream)key;
 }
 
-static _Atomic unsigned context_generation = 1;
+static AG_HOT _Atomic unsigned context_generation = 1;
 static AG_TLS unsigned known_generation;      /* 0: never asked */
 static AG_TLS uintptr_t known_context;
 
@@ -211,7 +211,7 @@ struct ag_layout {
 static struct ag_layout *layouts;
 static struct ag_layout *retired_layouts;   /* stale, kept: ops may still point to them */
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned layout_generation = 1;
+static AG_HOT unsigned layout_generation = 1;
 #define LAYOUT_CACHE 16            /* per thread, direct-mapped by function */
 static AG_TLS struct ag_layout *recent_layouts[LAYOUT_CACHE];
 

@@ -46,6 +46,7 @@
 #define RECORDS 256
 
 _Atomic unsigned char ag_timing_role[AG_EP_COUNT];
+AG_HOT int ag_timing_on;
 
 struct window {                             /* this thread's window, while open */
     uint64_t start_ns;
@@ -284,6 +285,7 @@ void ag_timing_start(const char *file_pattern, int engine_on)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     for (int id = 0; id < AG_EP_COUNT; id++)
         ag_timing_role[id] = (unsigned char)role_of(id);
+    __atomic_store_n(&ag_timing_on, 1, __ATOMIC_RELEASE);
 }
 
 /* At exit: the buffered records, then the closing line.  Windows that end later (in

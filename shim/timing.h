@@ -4,9 +4,9 @@
  * the thread's previous host synchronization) to the return of the call with which
  * the host waited for the device (timing.c says which calls are which); its counts
  * are those of every thread since the previous window ended.  The wrappers
- * tell timing.c about every such call: ag_timing_role[entry] is 0 for every entry
- * while AUTOGRAPH_TIMING is unset, so the cost then is one load and one well-predicted
- * branch per call.  No CUDA types here.
+ * tell timing.c about every such call: ag_timing_on is 0 while AUTOGRAPH_TIMING is
+ * unset, so the cost then is one load (from the line of flags every call reads
+ * anyway) and one well-predicted branch per call.  No CUDA types here.
  */
 #ifndef AG_TIMING_H
 #define AG_TIMING_H
@@ -23,8 +23,17 @@ enum ag_timing_role {
     AG_TIMING_SYNC,     /* the host waited for the device: ends the window */
 };
 
-/* Role of every entry point, by AG_EP_ id; filled once by ag_timing_start. */
+/* Role of every entry point, by AG_EP_ id; filled once by ag_timing_start, which
+ * then sets ag_timing_on (beside the other flags every call reads: op.h, AG_HOT). */
 extern _Atomic unsigned char ag_timing_role[AG_EP_COUNT];
+extern int ag_timing_on;
+
+/* Whether a call of `entry` is timed. */
+static inline int ag_timing_timed(int entry)
+{
+    return __builtin_expect(__atomic_load_n(&ag_timing_on, __ATOMIC_RELAXED), 0) &&
+           ag_timing_role[entry] != AG_TIMING_NONE;
+}
 
 static inline uint64_t ag_timing_now(void)
 {
@@ -52,7 +61,7 @@ void ag_timing_held(uint64_t t_in);
 /* result = call, timed when `entry` plays a role (the forwarding wrappers). */
 #define AG_TIMED_CALL(entry, result, call)                                     \
     do {                                                                       \
-        if (__builtin_expect(ag_timing_role[entry] != AG_TIMING_NONE, 0)) {    \
+        if (ag_timing_timed(entry)) {                                         \
             uint64_t t_call_ = ag_timing_now();                                \
             result = call;                                                     \
             ag_timing_call(entry, t_call_, ag_timing_now());                   \

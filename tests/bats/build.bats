@@ -45,6 +45,16 @@ same_as_without() {
     if echo "$output" | grep NEEDED | grep -Ei 'libcuda|libcudart'; then false; fi
 }
 
+@test "build: the flags every held launch reads (AG_HOT, section ag_hot) fit in one 64-byte cache line" {
+    local line addr size
+    line=$(readelf -SW "$SHIM" | awk '$2 == "ag_hot" || $3 == "ag_hot"')
+    echo "section: $line"
+    [ -n "$line" ]
+    read -r addr size < <(awk '{ for (i = 1; i <= NF; i++) if ($i == "ag_hot") { print $(i + 2), $(i + 4); exit } }' <<<"$line")
+    echo "address 0x$addr, size 0x$size"
+    [ $((16#$addr % 64)) -eq 0 ] && [ $((16#$size)) -le 64 ]
+}
+
 @test "build: clean make of a copy of the tree has no warnings (-Wall -Wextra)" {
     local copy="$BATS_TEST_TMPDIR/tree"
     mkdir -p "$copy"

@@ -18,6 +18,9 @@
 #                      ("skipped" and exit 0 without it or without a GPU; ~5 min per round
 #                      on an H100: AG_TORCH_BENCH_MODELS and _ROUNDS split it); not part
 #                      of make bench
+#   make bench-cold    the cache lines the shim misses per held launch with the caches
+#                      cold between launches (tests/bench/cold_bench.sh: the simulator
+#                      under cachegrind; no GPU needed, "skipped" without valgrind)
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 
 BENCH_DIR     := $(BUILD)/bench
@@ -27,7 +30,7 @@ BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
                  $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv \
                  $(BENCH_DIR)/engine_bench_static $(BENCH_DIR)/engine_bench_shared
 
-.PHONY: bench bench-engine bench-trace bench-torch bench-progs
+.PHONY: bench bench-engine bench-trace bench-torch bench-cold bench-progs
 bench-progs: $(BENCH_PROGS)
 
 # The scripts look for a GPU first and only then build (make all bench-progs) and run.
@@ -38,6 +41,9 @@ bench:
 
 bench-engine:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/engine_bench.sh
+
+bench-cold:
+	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/cold_bench.sh
 
 bench-trace:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/trace_bench.sh

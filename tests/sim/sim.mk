@@ -64,7 +64,8 @@ SIM_PROG_LIBS = -L$(SIM_DIR) -lcuda -ldl -lpthread
 $(addprefix $(SIM_DIR)/progs/,$(SIM_DLOPEN_PROGS)): SIM_PROG_LIBS = -ldl -lpthread
 
 # The stand-in libcudart.so.13 (its launch calls only), in a folder of its own so that
-# nothing else run with LD_LIBRARY_PATH=build/sim finds it; runtime_launch links it.
+# nothing else run with LD_LIBRARY_PATH=build/sim finds it; runtime_launch and held_cold
+# link it.
 SIM_CUDART := $(SIM_DIR)/cudart/libcudart.so.13
 $(SIM_CUDART): tests/sim/cudart_stand_in.c tests/sim/cudart_stand_in.h \
                tests/sim/cudart_stand_in.map $(SIM_LIBCUDA) | $(SIM_DIR)/libcuda.so
@@ -72,9 +73,9 @@ $(SIM_CUDART): tests/sim/cudart_stand_in.c tests/sim/cudart_stand_in.h \
 	$(CC) $(SIM_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcudart.so.13 \
 	    -Wl,--version-script=tests/sim/cudart_stand_in.map -Wl,--no-undefined \
 	    -o $@ tests/sim/cudart_stand_in.c -L$(SIM_DIR) -lcuda
-$(SIM_DIR)/progs/runtime_launch: $(SIM_CUDART) tests/sim/cudart_stand_in.h
-$(SIM_DIR)/progs/runtime_launch: SIM_PROG_LIBS = -L$(SIM_DIR) -lcuda $(SIM_CUDART) \
-    -Wl,-rpath,'$$ORIGIN/../cudart' -ldl -lpthread
+$(SIM_DIR)/progs/runtime_launch $(SIM_DIR)/progs/held_cold: $(SIM_CUDART) tests/sim/cudart_stand_in.h
+$(SIM_DIR)/progs/runtime_launch $(SIM_DIR)/progs/held_cold: SIM_PROG_LIBS = -L$(SIM_DIR) -lcuda \
+    $(SIM_CUDART) -Wl,-rpath,'$$ORIGIN/../cudart' -ldl -lpthread
 
 $(SIM_DIR)/progs/%: tests/sim/progs/%.c $(wildcard tests/sim/progs/*.h) tests/sim/sim.h \
                     $(SIM_LIBCUDA) | $(SIM_DIR)/libcuda.so
