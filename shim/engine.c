@@ -22,7 +22,7 @@ static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static AG_HOT int engine_running;
 static unsigned next_thread_id;
-static AG_TLS unsigned thread_id;
+AG_TLS struct ag_thread_hot ag_thread_hot __attribute__((aligned(64)));
 
 /* Takes the engine lock; the calling thread's queued light ops go in first. */
 void ag_engine_lock(void)
@@ -39,12 +39,13 @@ void ag_engine_unlock(void)
 
 unsigned ag_thread_id(void)
 {
-    if (thread_id == 0) {
-        thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
-        if (thread_id > 1)           /* the light fast path is for one thread only */
+    unsigned *thread_id = &ag_thread_hot.thread_id;
+    if (*thread_id == 0) {
+        *thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+        if (*thread_id > 1)           /* the light fast path is for one thread only */
             __atomic_store_n(&ag_light_gate, 0, __ATOMIC_RELAXED);
     }
-    return thread_id;
+    return *thread_id;
 }
 
 unsigned ag_threads_seen(void)
@@ -89,7 +90,7 @@ void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_pa
 /* 0 also inside a hook (engine_hooks.c): its CUDA calls go straight to the driver. */
 int ag_engine_running(void)
 {
-    return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE) && !ag_hook_depth;
+    return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE) && !ag_thread_hot.hook_depth;
 }
 
 /* ---- windows ------------------------------------------------------------------- */

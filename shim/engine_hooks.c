@@ -24,18 +24,17 @@ struct hook {
 static struct hook hooks[AUTOGRAPH_HOOKS_MAX];
 static int nhooks;
 static autograph_hook_handle last_id;
-AG_TLS int ag_hook_depth;
 
 int ag_in_hook(void)
 {
-    return ag_hook_depth > 0;
+    return ag_thread_hot.hook_depth > 0;
 }
 
 /* +1: this thread enters a hook (or the backend's introspection), where the engine
  * steps aside and the light fast path is closed; -1: it leaves. */
 void ag_step_aside(int delta)
 {
-    ag_hook_depth += delta;
+    ag_thread_hot.hook_depth += delta;
     ag_light_gate_update();
 }
 
@@ -43,7 +42,7 @@ void ag_step_aside(int delta)
 static void compact(void)
 {
     int k = 0;
-    if (ag_hook_depth)
+    if (ag_thread_hot.hook_depth)
         return;
     for (int i = 0; i < nhooks; i++)
         if (hooks[i].fn)

@@ -125,19 +125,19 @@ struct ag_plan {                /* how a template is cut into chunks */
 
 struct ag_tuning;               /* a template's replays being timed (engine_tune.c) */
 
-struct ag_template {
+struct ag_template {            /* a held op reads its first line */
+    struct ag_top *ops;
+    unsigned char *shapes;
+    struct ag_chunk *chunks;
+    uintptr_t ctx;              /* context of its ops */
+    int nops, nslots, nchunks;
     unsigned id;
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
     uint64_t start_key;         /* key of its first op */
-    uintptr_t ctx;              /* context of its ops */
-    int nops, nslots, nchunks;
     int paced;                  /* chunks grow backwards (engine_template.c) */
     struct ag_plan plan;        /* its chunk plan */
     struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
-    struct ag_top *ops;
-    unsigned char *shapes;
-    struct ag_chunk *chunks;
     size_t kernels;
     int retired, failed;        /* failed: a stub for a window that did not build */
     int build_attempts;

@@ -33,7 +33,6 @@ int ag_hooks_remove(autograph_hook_handle handle);
 void ag_hooks_fire(enum ag_hook_kind kind, const autograph_graph_event *event);
 int ag_in_hook(void);                /* this thread runs a hook now */
 void ag_step_aside(int delta);       /* +1 / -1 around a hook or backend introspection */
-extern AG_TLS int ag_hook_depth;     /* > 0: the engine steps aside for this thread */
 
 /* ---- cache bounds (engine_cache.c) */
 size_t ag_chunk_exec_bytes(int ops, size_t args_len);   /* one executable, estimated */

@@ -54,7 +54,7 @@ void ag_light_forget_starts(void)
 void ag_light_gate_update(void)
 {
     int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
-               !ag_engine_is_paused() && !ag_hook_depth &&
+               !ag_engine_is_paused() && !ag_thread_hot.hook_depth &&
                ag_threads_seen() <= 1;
     __atomic_store_n(&ag_light_gate, open ? 1 + (ag_eng.k.on != 0) : 0, __ATOMIC_RELAXED);
 }

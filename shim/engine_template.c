@@ -321,11 +321,13 @@ static void register_template(struct ag_template *t)
 struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b,
                                       int attempts)
 {
-    struct ag_template *t = calloc(1, sizeof *t);
+    size_t size = (sizeof(struct ag_template) + 63) & ~(size_t)63;
+    struct ag_template *t = aligned_alloc(64, size);   /* its first line: a held op's */
     int rc = -1, copied;
 
     if (t == NULL)
         return NULL;
+    memset(t, 0, size);
     t->id = ++ag_eng.next_template_id;
     t->nops = (int)(b - a);
     copied = copy_ops(t, w, a);
@@ -547,14 +549,19 @@ int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *
 
 /* ---- replaying a chunk --------------------------------------------------------- */
 
-static struct ag_variant *pick_variant(struct ag_chunk *c, const unsigned char *args)
+/* The variant to launch `args` with: one that holds them already (*exact set), else
+ * a new one for an arg set seen lately, else the least recently used. */
+static struct ag_variant *pick_variant(struct ag_chunk *c, const unsigned char *args,
+                                       int *exact)
 {
     uint64_t h;
     int seen = 0, lru = 0;
 
+    *exact = 1;
     for (int v = 0; v < c->nvariants; v++)
         if (memcmp(c->variants[v].args, args, c->args_len) == 0)
             return &c->variants[v];
+    *exact = 0;
     h = args_hash(args, c->args_len);
     for (int k = 0; k < AG_HISTORY; k++)
         seen |= c->history[k] == h;
@@ -603,17 +610,17 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
 {
     uintptr_t streams[AG_MAX_SLOTS];
     struct ag_variant *v;
-    int chunk = (int)(c - t->chunks), had, rc;
+    int chunk = (int)(c - t->chunks), had, rc, exact;
     double t0, t1;
 
     if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
         return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
     had = c->nvariants;
-    v = pick_variant(c, args);
+    v = pick_variant(c, args, &exact);
     if (c->nvariants > had)
         ag_introspect_instantiated(t, chunk, c->nvariants - 1);
     t0 = ag_now_us();
-    rc = patch_variant(t, c, v, args);
+    rc = exact ? 0 : patch_variant(t, c, v, args);   /* exact: no op to look at */
     t1 = ag_now_us();
     ag_eng.s.patch_us += t1 - t0;
     if (rc != 0)

@@ -88,7 +88,7 @@ static void resolve_all(void)
 
 #define LEARNT_SLOTS 512              /* a power of two; two slots tried per key */
 
-struct learnt {
+struct ag_learnt {
     const void *handle, *stream;      /* the runtime call's */
     uintptr_t ctx;
     unsigned generation;              /* 0: empty; stale when not forget_generation */
@@ -98,7 +98,6 @@ struct learnt {
 };
 
 static AG_HOT _Atomic unsigned forget_generation = 1;
-static AG_TLS struct learnt *learnt_table;
 static pthread_key_t table_key;
 static pthread_once_t table_key_once = PTHREAD_ONCE_INIT;
 
@@ -122,22 +121,22 @@ static unsigned slot_of(int which, const void *handle, const void *stream, uintp
     return (unsigned)(h >> 40) & (LEARNT_SLOTS - 1);
 }
 
-static int learnt_matches(const struct learnt *l, unsigned gen, int which,
+static int learnt_matches(const struct ag_learnt *l, unsigned gen, int which,
                           const void *handle, const void *stream, uintptr_t ctx)
 {
     return l->generation == gen && l->handle == handle && l->stream == stream &&
            l->ctx == ctx && l->which == which;
 }
 
-static const struct learnt *find_learnt(int which, const void *handle, const void *stream,
+static const struct ag_learnt *find_learnt(int which, const void *handle, const void *stream,
                                         uintptr_t ctx)
 {
     unsigned gen = atomic_load_explicit(&forget_generation, memory_order_acquire);
     unsigned slot = slot_of(which, handle, stream, ctx);
-    if (learnt_table == NULL)
+    if (ag_thread_hot.learnt == NULL)
         return NULL;
     for (unsigned i = 0; i < 2; i++) {
-        const struct learnt *l = &learnt_table[(slot + i) & (LEARNT_SLOTS - 1)];
+        const struct ag_learnt *l = &ag_thread_hot.learnt[(slot + i) & (LEARNT_SLOTS - 1)];
         if (learnt_matches(l, gen, which, handle, stream, ctx))
             return l;
     }
@@ -150,22 +149,22 @@ static void learn(int which, const void *handle, const void *stream,
     unsigned gen = atomic_load_explicit(&forget_generation, memory_order_acquire);
     uintptr_t ctx = ag_record_current_context();
     unsigned slot = slot_of(which, handle, stream, ctx);
-    struct learnt *l;
+    struct ag_learnt *l;
 
     if (ctx == 0)
         return;
-    if (learnt_table == NULL) {
+    if (ag_thread_hot.learnt == NULL) {
         pthread_once(&table_key_once, make_table_key);
-        learnt_table = calloc(LEARNT_SLOTS, sizeof *learnt_table);
-        if (learnt_table == NULL)
+        ag_thread_hot.learnt = calloc(LEARNT_SLOTS, sizeof *ag_thread_hot.learnt);
+        if (ag_thread_hot.learnt == NULL)
             return;
-        (void)pthread_setspecific(table_key, learnt_table);   /* freed at thread exit */
+        (void)pthread_setspecific(table_key, ag_thread_hot.learnt);  /* freed at its exit */
     }
-    l = &learnt_table[slot];
+    l = &ag_thread_hot.learnt[slot];
     if (l->generation == gen)          /* taken: the second slot, if that is free */
-        if (learnt_table[(slot + 1) & (LEARNT_SLOTS - 1)].generation != gen)
-            l = &learnt_table[(slot + 1) & (LEARNT_SLOTS - 1)];
-    *l = (struct learnt){
+        if (ag_thread_hot.learnt[(slot + 1) & (LEARNT_SLOTS - 1)].generation != gen)
+            l = &ag_thread_hot.learnt[(slot + 1) & (LEARNT_SLOTS - 1)];
+    *l = (struct ag_learnt){
         .handle = handle, .stream = stream, .ctx = ctx, .generation = gen,
         .which = which, .entry = p->entry, .f = p->f, .driver_stream = p->stream,
     };
@@ -177,7 +176,7 @@ static int try_hold(int which, const void *handle, struct ag_dim3 grid, struct a
                     void **args, size_t smem, const void *stream)
 {
     uintptr_t ctx = ag_record_current_context();
-    const struct learnt *l;
+    const struct ag_learnt *l;
     if (!hold_runtime || ctx == 0 || smem > UINT_MAX)
         return 0;
     l = find_learnt(which, handle, stream, ctx);

@@ -64,6 +64,18 @@ struct ag_op {
  * line for them instead of one each (alloc_table.c starts the section on a line). */
 #define AG_HOT __attribute__((section("ag_hot")))
 
+/* The same for the per-thread state a held launch reads: one struct, one line, where
+ * five thread-local variables of four files took four.  Defined in engine.c. */
+struct ag_learnt;
+struct ag_thread_hot {
+    int hook_depth;              /* > 0: in a hook, the engine steps aside (engine_hooks.c) */
+    unsigned thread_id;          /* 1, 2, ... in the order threads first called (engine.c) */
+    unsigned known_generation;   /* the context generation known_context was asked */
+    uintptr_t known_context;     /* in, and the current context then (record_ops.c) */
+    struct ag_learnt *learnt;    /* the runtime calls learnt (intercept_cudart.c) */
+};
+extern AG_TLS struct ag_thread_hot ag_thread_hot;
+
 /* A fast 64-bit hash of bytes, and a combiner (not cryptographic). */
 static inline uint64_t ag_hash_mix(uint64_t h, uint64_t v)
 {

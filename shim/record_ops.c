@@ -136,8 +136,6 @@ CUstream ag_stream_handle(uintptr_t key)
 }
 
 static AG_HOT _Atomic unsigned context_generation = 1;
-static AG_TLS unsigned known_generation;      /* 0: never asked */
-static AG_TLS uintptr_t known_context;
 
 void ag_record_context_may_change(void)
 {
@@ -147,15 +145,16 @@ void ag_record_context_may_change(void)
 static uintptr_t current_context(void)
 {
     unsigned gen = atomic_load_explicit(&context_generation, memory_order_acquire);
-    if (known_generation == gen && gen != 0)   /* 0: a new thread's, or wrapped round */
-        return known_context;
+    struct ag_thread_hot *th = &ag_thread_hot;
+    if (th->known_generation == gen && gen != 0)   /* 0: a new thread's, or wrapped round */
+        return th->known_context;
     CUcontext ctx = NULL;
     DRIVER_FN(get_current, cuCtxGetCurrent);
     if (get_current == NULL || get_current(&ctx) != CUDA_SUCCESS)
         return (uintptr_t)ctx;      /* not kept: asked again next time */
-    known_context = (uintptr_t)ctx;
-    known_generation = gen;
-    return known_context;
+    th->known_context = (uintptr_t)ctx;
+    th->known_generation = gen;
+    return th->known_context;
 }
 
 static void op_init(struct ag_op *op, int kind, int entry, CUstream stream)
