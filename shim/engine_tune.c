@@ -63,8 +63,8 @@ static int same_cut(int nops, struct ag_plan a, struct ag_plan b)
     int la[AG_TUNE_LENS], lb[AG_TUNE_LENS];
     int na = ag_plan_lengths(nops, a, la, AG_TUNE_LENS);
     int nb = ag_plan_lengths(nops, b, lb, AG_TUNE_LENS);
-    return na == nb && memcmp(la, lb, sizeof *la * (size_t)(na < AG_TUNE_LENS ? na
-                                                                            : AG_TUNE_LENS)) == 0;
+    int compared = na < AG_TUNE_LENS ? na : AG_TUNE_LENS;
+    return na == nb && memcmp(la, lb, sizeof *la * (size_t)compared) == 0;
 }
 
 /* The first candidate from k on that cuts differently from every one before it;
