@@ -197,14 +197,13 @@ struct ag_skim {
 
 /* A window shape's chunk plan tuning (engine_tune.c): the candidate being tried,
  * or, done, the one chosen; the median replay period each candidate had, and the
- * variance of that median. */
+ * interquartile range of its periods. */
 #define AG_TUNE_PLANS 3
 #define AG_TUNE_SIZE  256
 struct ag_tune {
     uint64_t hash;              /* the window shape (template hash); 0: free */
     unsigned char stage, done, best;
     uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
-    double variance[AG_TUNE_PLANS];     /* of the median, ns^2 */
 };
 
 /* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A

@@ -27,6 +27,17 @@ static uint64_t args_hash(const unsigned char *args, size_t len)
 
 /* ---- building ------------------------------------------------------------------ */
 
+/* Zeroed memory of at least `size` bytes starting on a cache line (what a held op
+ * reads of a template and of its ops, a line each), or NULL. */
+static void *calloc_lines(size_t size)
+{
+    size = (size + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
 static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
 {
     int tslot_of[AG_MAX_SLOTS];
@@ -37,11 +48,10 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
         tslot_of[s] = -1;
     for (int i = 0; i < t->nops; i++)
         shape_bytes += (w->ops[a + i].shape_len + 7u) & ~7u;
-    t->ops = aligned_alloc(64, (size_t)t->nops * sizeof *t->ops);  /* an op a line */
+    t->ops = calloc_lines((size_t)t->nops * sizeof *t->ops);    /* an op a line */
     t->shapes = malloc(shape_bytes ? shape_bytes : 1);
     if (t->ops == NULL || t->shapes == NULL)
         return 0;
-    memset(t->ops, 0, (size_t)t->nops * sizeof *t->ops);
     t->hash = TEMPLATE_SEED;
     for (int i = 0; i < t->nops; i++) {
         const struct ag_wop *o = &w->ops[a + i];
@@ -321,13 +331,11 @@ static void register_template(struct ag_template *t)
 struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b,
                                       int attempts)
 {
-    size_t size = (sizeof(struct ag_template) + 63) & ~(size_t)63;
-    struct ag_template *t = aligned_alloc(64, size);   /* its first line: a held op's */
+    struct ag_template *t = calloc_lines(sizeof *t);   /* its first line: a held op's */
     int rc = -1, copied;
 
     if (t == NULL)
         return NULL;
-    memset(t, 0, size);
     t->id = ++ag_eng.next_template_id;
     t->nops = (int)(b - a);
     copied = copy_ops(t, w, a);

@@ -80,7 +80,6 @@ static int next_distinct(struct ag_tune *e, int nops, int k)
             return k;
         e->median_ns[k] = e->median_ns[twin];
         e->iqr_ns[k] = e->iqr_ns[twin];
-        e->variance[k] = e->variance[twin];
     }
     return AG_TUNE_PLANS;
 }
@@ -112,13 +111,10 @@ void ag_tune_choose(struct ag_template *t)
     t->tuning = calloc(1, size);     /* out of memory: not timed */
 }
 
-/* Candidate k's figures from its periods v[0..n) (sorted in place): the median,
- * the interquartile range and the variance of the median, estimated from that range
- * (sigma ~ IQR / 1.349; the median's standard error ~ 1.2533 sigma / sqrt(n)). */
+/* Candidate k's figures from its periods v[0..n) (sorted in place): the median and
+ * the interquartile range. */
 static void summarize(struct ag_tune *e, int k, uint32_t *v, int n)
 {
-    double spread;
-
     for (int i = 1; i < n; i++)      /* insertion sort: n is small */
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
             uint32_t x = v[j];
@@ -127,8 +123,15 @@ static void summarize(struct ag_tune *e, int k, uint32_t *v, int n)
         }
     e->median_ns[k] = v[n / 2];
     e->iqr_ns[k] = v[(3 * n) / 4] - v[n / 4];
-    spread = 0.929 * e->iqr_ns[k];
-    e->variance[k] = spread * spread / n;
+}
+
+/* The variance of candidate k's median (ns^2), estimated from its interquartile range
+ * over the p.tune_replays periods it was timed on: sigma ~ IQR / 1.349, the median's
+ * standard error ~ 1.2533 sigma / sqrt(n). */
+static double median_variance(const struct ag_tune *e, int k)
+{
+    double spread = 0.929 * e->iqr_ns[k];
+    return spread * spread / ag_eng.p.tune_replays;
 }
 
 /* Whether candidate k's median is shorter than the configured plan's by 0.5% and by
@@ -137,7 +140,7 @@ static int clearly_faster(const struct ag_tune *e, int k)
 {
     double gain = (double)e->median_ns[0] - e->median_ns[k];
     return gain > 0.005 * e->median_ns[0] &&
-           gain * gain > 4 * (e->variance[0] + e->variance[k]);
+           gain * gain > 4 * (median_variance(e, 0) + median_variance(e, k));
 }
 
 /* The candidate kept: the shortest median of those clearly faster than the

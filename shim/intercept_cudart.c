@@ -128,15 +128,16 @@ static int learnt_matches(const struct ag_learnt *l, unsigned gen, int which,
            l->ctx == ctx && l->which == which;
 }
 
-static const struct ag_learnt *find_learnt(int which, const void *handle, const void *stream,
-                                        uintptr_t ctx)
+static const struct ag_learnt *find_learnt(int which, const void *handle,
+                                           const void *stream, uintptr_t ctx)
 {
     unsigned gen = atomic_load_explicit(&forget_generation, memory_order_acquire);
     unsigned slot = slot_of(which, handle, stream, ctx);
-    if (ag_thread_hot.learnt == NULL)
+    const struct ag_learnt *table = ag_thread_hot.learnt;
+    if (table == NULL)
         return NULL;
     for (unsigned i = 0; i < 2; i++) {
-        const struct ag_learnt *l = &ag_thread_hot.learnt[(slot + i) & (LEARNT_SLOTS - 1)];
+        const struct ag_learnt *l = &table[(slot + i) & (LEARNT_SLOTS - 1)];
         if (learnt_matches(l, gen, which, handle, stream, ctx))
             return l;
     }
@@ -149,21 +150,21 @@ static void learn(int which, const void *handle, const void *stream,
     unsigned gen = atomic_load_explicit(&forget_generation, memory_order_acquire);
     uintptr_t ctx = ag_record_current_context();
     unsigned slot = slot_of(which, handle, stream, ctx);
-    struct ag_learnt *l;
+    struct ag_learnt *table = ag_thread_hot.learnt, *l, *second;
 
     if (ctx == 0)
         return;
-    if (ag_thread_hot.learnt == NULL) {
+    if (table == NULL) {
         pthread_once(&table_key_once, make_table_key);
-        ag_thread_hot.learnt = calloc(LEARNT_SLOTS, sizeof *ag_thread_hot.learnt);
-        if (ag_thread_hot.learnt == NULL)
+        table = ag_thread_hot.learnt = calloc(LEARNT_SLOTS, sizeof *table);
+        if (table == NULL)
             return;
-        (void)pthread_setspecific(table_key, ag_thread_hot.learnt);  /* freed at its exit */
+        (void)pthread_setspecific(table_key, table);   /* freed at thread exit */
     }
-    l = &ag_thread_hot.learnt[slot];
-    if (l->generation == gen)          /* taken: the second slot, if that is free */
-        if (ag_thread_hot.learnt[(slot + 1) & (LEARNT_SLOTS - 1)].generation != gen)
-            l = &ag_thread_hot.learnt[(slot + 1) & (LEARNT_SLOTS - 1)];
+    l = &table[slot];
+    second = &table[(slot + 1) & (LEARNT_SLOTS - 1)];
+    if (l->generation == gen && second->generation != gen)
+        l = second;                    /* taken: the second slot, if that is free */
     *l = (struct ag_learnt){
         .handle = handle, .stream = stream, .ctx = ctx, .generation = gen,
         .which = which, .entry = p->entry, .f = p->f, .driver_stream = p->stream,
