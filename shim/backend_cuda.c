@@ -9,30 +9,20 @@
  * recorded at that point); a wait on an event recorded before the chunk becomes an
  * external event wait node.  After each patchable op, the node it made is taken from
  * the capture and its parameters are kept for patching.  A launch joins every
- * stream the chunk uses into the launch stream first and forks them back after.
+ * stream the chunk uses into the launch stream first and forks them back after
+ * (backend_cuda_join.c, which skips the joins and delays the fork backs it can).
  * Driver calls go to the real functions, never through the shim's wrappers.
  */
 #include "backend.h"
+#include "backend_cuda.h"
 #include "backend_cuda_inspect.h"
 
 #include "config.h"
-#include "driver.h"
-#include "fault_inject.h"
 #include "log.h"
 #include "record_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* var = the real driver function `name`; returns from the caller when it is
- * missing, or when AUTOGRAPH_INJECT_FAULTS fails this use of it (fault_inject.c). */
-#define DRIVER(var, name) \
-    static __typeof__(&name) var; \
-    int injected_##var = ag_fault_check(#name); \
-    if (injected_##var) \
-        return (CUresult)injected_##var; \
-    if (var == NULL && (var = (__typeof__(&name))ag_driver_proc(#name)) == NULL) \
-        return CUDA_ERROR_NOT_FOUND
 
 struct node {                   /* what patching a node needs */
     CUgraphNode node;
@@ -50,13 +40,12 @@ static struct {
     CUstream capture[AG_MAX_SLOTS];
     CUevent *events;            /* capture events: one per op + one per slot */
     size_t nevents;
-    CUevent join[AG_MAX_SLOTS];
     CUevent placeholder;        /* what parked event nodes name (backend_set_event) */
 } be;
 
 /* ---- context and objects ----------------------------------------------------------- */
 
-static CUresult enter_context(CUcontext ctx, int *pushed)
+CUresult ag_cuda_enter_context(CUcontext ctx, int *pushed)
 {
     CUcontext cur = NULL;
     CUresult rc;
@@ -72,7 +61,7 @@ static CUresult enter_context(CUcontext ctx, int *pushed)
     return rc;
 }
 
-static void leave_context(int pushed)
+void ag_cuda_leave_context(int pushed)
 {
     static __typeof__(&cuCtxPopCurrent) pop;
     CUcontext ignored;
@@ -98,10 +87,8 @@ static CUresult ensure_objects(CUcontext ctx, int nslots, size_t nevents)
     if (be.placeholder == NULL &&
         (rc = event_create(&be.placeholder, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
         return rc;
-    for (int s = 0; s < AG_MAX_SLOTS; s++)
-        if (be.join[s] == NULL &&
-            (rc = event_create(&be.join[s], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
-            return rc;
+    if ((rc = ag_join_prepare(ctx)) != CUDA_SUCCESS)
+        return rc;
     if (nevents > be.nevents) {
         CUevent *grown = realloc(be.events, nevents * sizeof *grown);
         if (grown == NULL)
@@ -132,10 +119,12 @@ static CUstreamCaptureMode capture_mode(void)
 static int backend_issue(const struct ag_op *op)
 {
     int pushed = 0;            /* enter_context may return before setting it */
-    CUresult rc = enter_context((CUcontext)op->ctx, &pushed);
+    CUresult rc;
+    ag_join_settle(1);         /* the fork backs owed come before this op */
+    rc = ag_cuda_enter_context((CUcontext)op->ctx, &pushed);
     if (rc == CUDA_SUCCESS)
         rc = ag_record_issue(op, ag_stream_handle(op->stream));
-    leave_context(pushed);
+    ag_cuda_leave_context(pushed);
     return rc;
 }
 
@@ -277,7 +266,7 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
 {
     CUgraph graph = NULL;
     int pushed = 0;            /* enter_context may return before setting it */
-    CUresult rc = enter_context((CUcontext)ops[0].ctx, &pushed);
+    CUresult rc = ag_cuda_enter_context((CUcontext)ops[0].ctx, &pushed);
 
     if (rc == CUDA_SUCCESS)
         rc = ensure_objects((CUcontext)ops[0].ctx, nslots, (size_t)n + AG_MAX_SLOTS);
@@ -285,7 +274,7 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
         rc = capture_chunk(ops, n, nslots, &graph, nodes);
     if (rc != CUDA_SUCCESS)
         reset_capture_streams();
-    leave_context(pushed);
+    ag_cuda_leave_context(pushed);
     if (rc != CUDA_SUCCESS) {
         static __typeof__(&cuGraphDestroy) destroy;
         if (destroy == NULL)
@@ -384,36 +373,12 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
     }
 }
 
-/* Orders `into` after `from`'s work so far, through event e. */
-static CUresult order_after(CUstream into, CUstream from, CUevent e)
-{
-    DRIVER(record, cuEventRecord);
-    DRIVER(wait, cuStreamWaitEvent);
-    CUresult rc = record(e, from);
-    return rc ? rc : wait(into, e, 0);
-}
-
 static int backend_launch(void *exec, const uintptr_t *streams, int nstreams)
 {
-    DRIVER(launch, cuGraphLaunch);
-    DRIVER(sync, cuStreamSynchronize);
-    CUstream s0 = ag_stream_handle(streams[0]);
-    CUresult rc = CUDA_SUCCESS;
-
-    for (int s = 1; s < nstreams && rc == CUDA_SUCCESS; s++)
-        rc = order_after(s0, ag_stream_handle(streams[s]), be.join[s]);
-    if (rc == CUDA_SUCCESS)
-        rc = launch((CUgraphExec)exec, s0);
-    if (rc != CUDA_SUCCESS)
-        return rc;                           /* nothing ran: the engine issues eagerly */
-    for (int s = 1; s < nstreams; s++)
-        if (order_after(ag_stream_handle(streams[s]), s0, be.join[0]) != CUDA_SUCCESS) {
-            /* The graph ran; the only safe order left is to wait for it. */
-            ag_log(AG_LOG_WARN, "joining streams after a graph launch failed; synchronizing");
-            sync(s0);
-            break;
-        }
-    return 0;
+    CUstream handles[AG_MAX_SLOTS];
+    for (int s = 0; s < nstreams; s++)
+        handles[s] = ag_stream_handle(streams[s]);
+    return ag_join_launch((CUgraphExec)exec, handles, nstreams);
 }
 
 static void backend_release_graph(void *graph, void **nodes, int n)

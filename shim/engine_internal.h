@@ -24,7 +24,7 @@
 #define AG_LAST_SIZE   4096    /* period detector's table of last positions */
 #define AG_PERIOD_MAX  4096    /* longest period looked for */
 #define AG_WINDOW_MAX  (1u << 17)  /* ops in one window before it is cut */
-#define AG_HISTORY     8       /* arg sets remembered per chunk */
+#define AG_OP_SEEN     4       /* distinct arg values remembered per op of a chunk */
 #define AG_BUILD_TRIES 3       /* builds tried per window before giving up */
 #define AG_MAX_DROPS   3       /* graphs of one window dropped by the program's destroys
                                 * and unloads before it is no longer built */
@@ -115,8 +115,7 @@ struct ag_chunk {
     unsigned char *base;        /* the args the graph was built with */
     int nvariants;
     struct ag_variant *variants;
-    uint64_t history[AG_HISTORY];   /* hashes of recent arg sets */
-    int history_next;
+    uint64_t (*seen)[AG_OP_SEEN];   /* per op: hashes of its latest distinct args */
 };
 
 struct ag_plan {                /* how a template is cut into chunks */

@@ -6,9 +6,13 @@
  * times up to AUTOGRAPH_CHUNK_MAX, or a plan engine_tune.c chose) so that a replay
  * can launch the first chunk while the program is still submitting the rest.  Each
  * chunk is one graph built by the backend on its own streams, with up to
- * AUTOGRAPH_VARIANTS executable graphs: an arg set seen before gets its own variant
- * (ping-pong buffers), a new one patches the least recently used variant, node by
- * node, only where the args changed.
+ * AUTOGRAPH_VARIANTS executable graphs.  A replay launches the variant that already
+ * holds its args, else the one that needs the fewest nodes patched (node by node,
+ * only where the args changed); when some of those nodes take args they had lately
+ * (ping-pong buffers, remembered per op), a new variant is made instead while there
+ * is room, so that alternating arg sets each keep one.  Per op, not per arg set: a
+ * program whose step passes a few fresh values (a host pointer, a counter) besides
+ * alternating buffers then patches only those few.
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
@@ -253,8 +257,15 @@ static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct a
         free(views);
         return -1;
     }
-    for (int k = 0; k < m; k++)
+    c->seen = calloc((size_t)m, sizeof *c->seen);
+    if (c->seen == NULL) {
+        free(views);
+        return -1;
+    }
+    for (int k = 0; k < m; k++) {
         memcpy(c->base + t->ops[c->begin + k].args_off, views[k].args, views[k].args_len);
+        c->seen[k][0] = args_hash(views[k].args, views[k].args_len);
+    }
     t0 = ag_now_us();
     rc = ag_eng.be->build(views, m, c->nslots, &c->graph, c->nodes);
     ag_eng.s.build_us += ag_now_us() - t0;
@@ -352,10 +363,6 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                 ag_introspect_captured(t, c);        /* capture-end hooks, DOT dump */
             if (rc == 0 && !ag_eng.p.keep_graph)
                 rc = ag_chunk_instantiate(t, c);     /* else at its first replay */
-            if (rc == 0) {
-                t->chunks[c].history[0] = args_hash(t->chunks[c].base, t->chunks[c].args_len);
-                t->chunks[c].history_next = 1;
-            }
         }
     }
     if (rc != 0) {
@@ -390,6 +397,7 @@ void ag_template_free(struct ag_template *t)
             ag_eng.be->release_graph(ch->graph, ch->nodes, ch->end - ch->begin);
         free(ch->variants);
         free(ch->nodes);
+        free(ch->seen);
         free(ch->base);
     }
     free(t->chunks);
@@ -557,30 +565,109 @@ int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *
 
 /* ---- replaying a chunk --------------------------------------------------------- */
 
-/* The variant to launch `args` with: one that holds them already (*exact set), else
- * a new one for an arg set seen lately, else the least recently used. */
-static struct ag_variant *pick_variant(struct ag_chunk *c, const unsigned char *args,
-                                       int *exact)
+/* Whether op i of chunk c is a node that variant v would patch to hold `args`. */
+static int needs_patch(const struct ag_template *t, const struct ag_chunk *c,
+                       const struct ag_variant *v, const unsigned char *args, int i)
 {
-    uint64_t h;
-    int seen = 0, lru = 0;
+    const struct ag_top *top = &t->ops[i];
+    return top->args_len != 0 && c->nodes[i - c->begin] != NULL &&
+           memcmp(v->args + top->args_off, args + top->args_off, top->args_len) != 0;
+}
+
+/* How many nodes variant v would patch to hold `args`, counted up to limit + 1. */
+static int patch_cost(const struct ag_template *t, const struct ag_chunk *c,
+                      const struct ag_variant *v, const unsigned char *args, int limit)
+{
+    int cost = 0;
+    for (int i = c->begin; i < c->end && cost <= limit; i++)
+        cost += needs_patch(t, c, v, args, i);
+    return cost;
+}
+
+/* 1 when op i of chunk c had the bytes `args` (all the chunk's) lately, one of its
+ * last AG_OP_SEEN distinct values; else 0, and they become its latest. */
+static int op_args_recur(const struct ag_template *t, struct ag_chunk *c, int i,
+                         const unsigned char *args)
+{
+    const struct ag_top *top = &t->ops[i];
+    uint64_t h = args_hash(args + top->args_off, top->args_len);
+    uint64_t *seen = c->seen[i - c->begin];
+    for (int k = 0; k < AG_OP_SEEN; k++)
+        if (seen[k] == h)
+            return 1;
+    memmove(seen + 1, seen, (AG_OP_SEEN - 1) * sizeof *seen);
+    seen[0] = h;
+    return 0;
+}
+
+/* Of the nodes variant v would patch, how many take args they had lately: patches
+ * that a variant of their own would save when the program alternates arg sets. */
+static int recurring_patches(const struct ag_template *t, struct ag_chunk *c,
+                             const struct ag_variant *v, const unsigned char *args)
+{
+    int n = 0;
+    for (int i = c->begin; i < c->end; i++)
+        if (needs_patch(t, c, v, args, i))
+            n += op_args_recur(t, c, i, args);
+    return n;
+}
+
+/* The variants of chunk c, least recently used first, into order[]. */
+static void variants_by_age(const struct ag_chunk *c, int *order)
+{
+    for (int v = 0; v < c->nvariants; v++) {
+        int k = v;
+        for (; k > 0 && c->variants[order[k - 1]].used > c->variants[v].used; k--)
+            order[k] = order[k - 1];
+        order[k] = v;
+    }
+}
+
+/* The variant to launch `args` with: one that holds them already (*exact set), else
+ * a new one when the closest would patch nodes back to args they had lately, else
+ * the closest (fewest nodes to patch; of equals, the least recently used).  Looked
+ * at least recently used first: where arg sets cycle, that one is the closest, and
+ * counting the others' patches stops as soon as they need more. */
+static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_chunk *c,
+                                       const unsigned char *args, int *exact)
+{
+    int order[64], best = 0, best_cost = c->end - c->begin + 1;   /* 64: config.c caps VARIANTS */
 
     *exact = 1;
     for (int v = 0; v < c->nvariants; v++)
         if (memcmp(c->variants[v].args, args, c->args_len) == 0)
             return &c->variants[v];
     *exact = 0;
-    h = args_hash(args, c->args_len);
-    for (int k = 0; k < AG_HISTORY; k++)
-        seen |= c->history[k] == h;
-    c->history[c->history_next] = h;
-    c->history_next = (c->history_next + 1) % AG_HISTORY;
-    if (seen && c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
+    variants_by_age(c, order);
+    for (int k = 0; k < c->nvariants; k++) {
+        int cost = patch_cost(t, c, &c->variants[order[k]], args, best_cost - 1);
+        if (cost < best_cost)
+            best = order[k], best_cost = cost;
+    }
+    if (recurring_patches(t, c, &c->variants[best], args) > 0 &&
+        c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
         return &c->variants[c->nvariants - 1];
-    for (int v = 1; v < c->nvariants; v++)
-        if (c->variants[v].used < c->variants[lru].used)
-            lru = v;
-    return &c->variants[lru];
+    return &c->variants[best];
+}
+
+/* AUTOGRAPH_LOG=debug: which op of graph t a replay patched, and the first 8 bytes
+ * that changed (a pointer that moved, a scalar that counts): why a window is patched. */
+static void log_patch(const struct ag_template *t, int op, const unsigned char *was,
+                      const unsigned char *now, uint32_t len)
+{
+    uint32_t at = 0, n;
+    uint64_t a = 0, b = 0;
+    if (!ag_log_enabled(AG_LOG_DEBUG))
+        return;
+    while (at < len && was[at] == now[at])
+        at++;
+    at &= ~7u;
+    n = len - at < 8 ? len - at : 8;
+    memcpy(&a, was + at, n);
+    memcpy(&b, now + at, n);
+    ag_log(AG_LOG_DEBUG, "graph %u: op %d (kind %u, %u arg bytes) patched at byte %u: "
+           "%#llx -> %#llx", t->id, op, t->ops[op].kind, len, at,
+           (unsigned long long)a, (unsigned long long)b);
 }
 
 /* Patches variant v to `args`, node by node where they differ.  An op without a
@@ -598,6 +685,7 @@ static int patch_variant(struct ag_template *t, struct ag_chunk *c, struct ag_va
             continue;
         if (node != NULL) {
             ag_template_op_view(t, i, args + top->args_off, &view);
+            log_patch(t, i, v->args + top->args_off, args + top->args_off, top->args_len);
             rc = ag_eng.be->patch(v->exec, node, &view);
             if (rc != 0)
                 return rc;
@@ -624,7 +712,7 @@ int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned ch
     if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
         return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
     had = c->nvariants;
-    v = pick_variant(c, args, &exact);
+    v = pick_variant(t, c, args, &exact);
     if (c->nvariants > had)
         ag_introspect_instantiated(t, chunk, c->nvariants - 1);
     t0 = ag_now_us();

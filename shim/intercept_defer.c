@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include "alloc_table.h"
+#include "backend_cuda.h"
 #include "config.h"
 #include "counters.h"
 #include "driver.h"
@@ -82,10 +83,22 @@ static inline int engine_wanted(void)
     return state > 0 && !ag_engine_is_paused();
 }
 
+/* Whether a call with a flush policy of this reason may put work on a stream
+ * (backend_cuda_join.c: then a stream the last chunk launch joined must be joined
+ * again); a synchronize, a query, an allocation or a destroy puts none. */
+static int adds_stream_work(unsigned reason)
+{
+    return reason != AG_FLUSH_SYNC && reason != AG_FLUSH_QUERY && reason != AG_FLUSH_ALLOC &&
+           reason != AG_FLUSH_LIFETIME && reason != AG_FLUSH_MODULE;
+}
+
 /* Called by forwarding wrappers whose entry point has a flush policy. */
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
+    unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
     ag_engine_before(entry, arg0);
+    if (reason != AG_FLUSH_MODULE)      /* anything that can see a stream: */
+        ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
     ag_record_context_may_change();     /* the next window asks the driver again */
     if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS)) {
         ag_smem_limits_forget();        /* a function's handle may come back */
@@ -328,6 +341,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
             ag_count_call(AG_EP_##sym, 0);                                     \
             return CUDA_SUCCESS;                                               \
         }                                                                      \
+        ag_join_settle(1);          /* the fork backs owed come first */       \
         uint64_t t_ret = 0;                                                    \
         if (TIMED) {                                                           \
             uint64_t t_call = ag_timing_now();                                 \

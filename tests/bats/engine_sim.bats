@@ -417,6 +417,23 @@ want() {
     want launches_graphed -gt 0
 }
 
+@test "engine_cases: a fork/join window in chunks of 2 joins a stream once per launch stream, not per chunk, and forks it back when something else needs it: same log" {
+    local CASES_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1)
+    cases fork-join 40
+    want replays -ge 30
+    want chunk_launches -eq $((9 * ${S[replays]}))     # 18 ops in chunks of 2
+    # the same run with the event lines logged: the program's own eager waits are at
+    # most 2 per iteration; joining and forking back per chunk added 2 per chunk (18
+    # per replay), the shim now adds at most 4 per replay (its launch stream changes
+    # once: s2 alone records e2)
+    sim_run events engine_cases LD_PRELOAD="$shim" SIM_LOG_SKIP= "${CASES_ENV[@]}" -- fork-join 40
+    [ "$rc_events" -eq 0 ]
+    local waits
+    waits=$(grep -c '^event_wait' "$tmp/events.log")
+    echo "eager waits $waits, replays ${S[replays]}"
+    [ "$waits" -le $((2 * 40 + 4 * ${S[replays]})) ]
+}
+
 @test "engine_cases: the legacy stream with a blocking stream is not graphed (legacy_mix, explained): same log" {
     cases legacy-blocking 40
     want "skip legacy_mix" -eq 40    # every window

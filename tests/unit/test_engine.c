@@ -471,6 +471,19 @@ int main(void)
     CHECK(same_order());
     CHECK(launches == 18 && patches == 6);   /* one arg set patched once, then variants */
 
+    /* Alternating args and one fresh arg every iteration (a host pointer, a counter):
+     * the alternating nodes still get a variant each; only the fresh one is patched
+     * in steady state (a whole-set rule would never see a set again and patch all). */
+    reset();
+    for (int it = 0; it < 20; it++) {
+        for (int k = 0; k < 6; k++)
+            submit(k, k == 5 ? 5000 + (uint64_t)it : (uint64_t)(k * 10 + it % 2));
+        sync_point();
+    }
+    CHECK(same_order());
+    CHECK(launches == 18 && patches <= 2 * 5 + 18);
+    CHECK(patches >= 18);                    /* the fresh node, at every replay */
+
     /* A window that diverges in its middle: held ops go out eagerly, in order. */
     reset();
     for (int it = 0; it < 12; it++) {

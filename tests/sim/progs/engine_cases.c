@@ -30,6 +30,10 @@
  *                   launch on legacy, e1 recorded there, s waits for it, 2 launches on
  *                   s while 2 on legacy, e2 recorded on s, legacy waits for it, 3
  *                   launches on legacy, cuStreamSynchronize(0).
+ *   fork-join       created non-blocking streams s and s2; each iteration: e1 recorded
+ *                   on s, s2 waits for it, 6 launches on s and 6 on s2 in turn, e2
+ *                   recorded on s2, s waits for it, 2 launches on s,
+ *                   cuStreamSynchronize(s).
  *   unload          created non-blocking stream s; each iteration: a second module
  *                   loaded and unloaded (as cuDNN does with its runtime-built kernels),
  *                   then 12 launches on s (add_one on a, scale on b in turn),
@@ -295,6 +299,23 @@ static void record_destroyed(void)
     CK(cuStreamSynchronize(s));
 }
 
+/* ---- fork-join ---- */
+
+static void fork_join_iteration(void)
+{
+    CK(cuEventRecord(e1, s));
+    CK(cuStreamWaitEvent(s2, e1, 0));
+    for (int i = 0; i < 6; i++) {
+        add(&a, s);
+        neg(&b, s2);
+    }
+    CK(cuEventRecord(e2, s2));
+    CK(cuStreamWaitEvent(s, e2, 0));
+    neg(&a, s);
+    add(&c, s);
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- legacy-nonblocking, legacy-blocking ---- */
 
 static void legacy_iteration(void)
@@ -326,14 +347,15 @@ int main(int argc, char **argv)
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
+    int fork_join = !strcmp(mode, "fork-join");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && !slow && !unload && !churn && !lower &&
+    if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
          strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|slow|unload|event-churn|event-dead|"
-                        "smem-lower|smem-lower-kernel ITER "
+                        "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
+                        "event-dead|smem-lower|smem-lower-kernel ITER "
                         "[EVERY]\n");
         return 2;
     }
@@ -367,6 +389,9 @@ int main(int argc, char **argv)
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
+    } else if (fork_join) {
+        for (int it = 0; it < iters; it++)
+            fork_join_iteration();
     } else if (slow) {
         for (int it = 0; it < iters; it++)
             alternate_on_s(40, every);

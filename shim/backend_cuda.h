@@ -1,0 +1,41 @@
+/* backend_cuda.h -- what the files of the CUDA backend share: the DRIVER macro, the
+ * context helpers (backend_cuda.c) and the stream joins around a chunk launch
+ * (backend_cuda_join.c), which the intercept layer also calls (ag_join_settle).
+ * Include after <cuda.h> (internal mode).
+ */
+#ifndef AG_BACKEND_CUDA_H
+#define AG_BACKEND_CUDA_H
+
+#include <cuda.h>
+
+#include "driver.h"
+#include "fault_inject.h"
+#include "record_ops.h"   /* ag_driver_proc */
+
+/* var = the real driver function `name`; returns from the caller when it is
+ * missing, or when AUTOGRAPH_INJECT_FAULTS fails this use of it (fault_inject.c). */
+#define DRIVER(var, name) \
+    static __typeof__(&name) var; \
+    int injected_##var = ag_fault_check(#name); \
+    if (injected_##var) \
+        return (CUresult)injected_##var; \
+    if (var == NULL && (var = (__typeof__(&name))ag_driver_proc(#name)) == NULL) \
+        return CUDA_ERROR_NOT_FOUND
+
+/* Makes ctx current for a while (pushed: whether leave_context must pop it). */
+CUresult ag_cuda_enter_context(CUcontext ctx, int *pushed);
+void ag_cuda_leave_context(int pushed);
+
+/* backend_cuda_join.c.  The events the joins use, made in ctx (the backend's one
+ * context) once; 0 or the error. */
+CUresult ag_join_prepare(CUcontext ctx);
+
+/* Joins streams[1..n) into streams[0] where needed, launches exec there and owes
+ * the fork back of streams[1..n).  0 or the error (then nothing was launched). */
+CUresult ag_join_launch(CUgraphExec exec, const CUstream *streams, int n);
+
+/* What a call that reaches the driver, other than a held op, does first: issues the
+ * fork backs owed; adds_work: the call may put work on a stream. */
+void ag_join_settle(int adds_work);
+
+#endif

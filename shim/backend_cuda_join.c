@@ -1,0 +1,162 @@
+/* backend_cuda_join.c -- build/replay: the stream joins around a chunk launch.
+ *
+ * A chunk that uses several of the program's streams is launched on the first of
+ * them, the launch stream, after the others are joined into it (an event recorded
+ * on each, waited for by the launch stream); each of the others must then wait for
+ * the graph before any later work of its own: the fork back.  Each of those is a
+ * driver call of several microseconds when the caches are cold, as between the ops
+ * of a Python program (a PyTorch CNN spent 22 us per chunk launch), and most are
+ * redundant within a window:
+ *   - a join is skipped when the launch stream is already after everything of that
+ *     stream: it joined it before, no call other than a held op has reached the
+ *     driver since (the epoch below did not move), and the launch stream is the same;
+ *   - fork backs are owed, not issued at once.  ag_join_settle, called before every
+ *     other call that reaches the driver (intercept_defer.c: a passthrough, an op
+ *     the engine did not hold, a flush point, except a module call) and before the
+ *     engine issues a held op eagerly (backend_cuda.c), issues them: one event
+ *     recorded on the launch stream and one wait per stream owed.  So no work, sync
+ *     or query of the program reaches a stream before the fork back would have, and
+ *     a window that ends at a synchronize pays the fork back once, not per chunk.
+ * A launch on another launch stream settles what the last one owed first.  Any
+ * thread may settle: the state is kept under a mutex, in the backend's context.
+ * Calls the shim does not wrap at all (none are known: the summary's "door
+ * unmapped" counts them) would bypass the settle.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include "backend.h"
+#include "backend_cuda.h"
+#include "log.h"
+
+#include <pthread.h>
+
+static struct {
+    pthread_mutex_t lock;
+    CUcontext ctx;                 /* where the events live */
+    CUevent event[AG_MAX_SLOTS];   /* [0]: the fork back's; [k]: slot k's join */
+    CUstream from;                 /* the launch stream of the last launch */
+    unsigned long epoch;           /* stream_epoch when `joined` was last true */
+    CUstream joined[AG_MAX_SLOTS]; /* streams `from` is after, all of their work */
+    int njoined;
+    CUstream owed[AG_MAX_SLOTS];   /* streams owed a wait for `from` */
+    int nowed;
+} jn = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int owed_any;               /* jn.nowed > 0, read without the lock */
+static unsigned long stream_epoch; /* moves at every call that may add stream work */
+
+CUresult ag_join_prepare(CUcontext ctx)
+{
+    DRIVER(event_create, cuEventCreate);
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&jn.lock);
+    jn.ctx = ctx;
+    for (int s = 0; s < AG_MAX_SLOTS && rc == CUDA_SUCCESS; s++)
+        if (jn.event[s] == NULL)
+            rc = event_create(&jn.event[s], CU_EVENT_DISABLE_TIMING);
+    pthread_mutex_unlock(&jn.lock);
+    return rc;
+}
+
+static int listed(CUstream const *list, int n, CUstream s)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == s)
+            return 1;
+    return 0;
+}
+
+/* Orders `into` after `from`'s work so far, through event e. */
+static CUresult order_after(CUstream into, CUstream from, CUevent e)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUresult rc = record(e, from);
+    return rc ? rc : wait(into, e, 0);
+}
+
+static CUresult fork_back(void)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUresult rc = record(jn.event[0], jn.from);
+    for (int i = 0; i < jn.nowed && rc == CUDA_SUCCESS; i++)
+        rc = wait(jn.owed[i], jn.event[0], 0);
+    return rc;
+}
+
+static CUresult wait_for_launch_stream(void)
+{
+    DRIVER(sync, cuStreamSynchronize);
+    return sync(jn.from);
+}
+
+/* Issues the fork backs owed; with the lock held. */
+static void settle_locked(void)
+{
+    int pushed = 0;
+    if (jn.nowed == 0)
+        return;
+    if (ag_cuda_enter_context(jn.ctx, &pushed) == CUDA_SUCCESS && fork_back() != CUDA_SUCCESS) {
+        /* The graphs ran; the only safe order left is to wait for them. */
+        ag_log(AG_LOG_WARN, "joining streams after a graph launch failed; synchronizing");
+        wait_for_launch_stream();
+    }
+    ag_cuda_leave_context(pushed);
+    jn.nowed = 0;
+    __atomic_store_n(&owed_any, 0, __ATOMIC_RELEASE);
+}
+
+void ag_join_settle(int adds_work)
+{
+    if (__atomic_load_n(&owed_any, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&jn.lock);
+        settle_locked();
+        pthread_mutex_unlock(&jn.lock);
+    }
+    if (adds_work)
+        __atomic_fetch_add(&stream_epoch, 1, __ATOMIC_RELAXED);
+}
+
+/* Joins streams[1..n) into streams[0] where it is not already after them. */
+static CUresult join_into(const CUstream *streams, int n)
+{
+    unsigned long epoch = __atomic_load_n(&stream_epoch, __ATOMIC_RELAXED);
+    CUresult rc = CUDA_SUCCESS;
+    if (jn.from != streams[0] || jn.epoch != epoch) {
+        settle_locked();             /* owed to another launch stream: first */
+        jn.from = streams[0];
+        jn.epoch = epoch;
+        jn.njoined = 0;
+    }
+    for (int k = 1; k < n && rc == CUDA_SUCCESS; k++) {
+        if (listed(jn.joined, jn.njoined, streams[k]))
+            continue;
+        rc = order_after(streams[0], streams[k], jn.event[k]);
+        if (rc == CUDA_SUCCESS && jn.njoined < AG_MAX_SLOTS)
+            jn.joined[jn.njoined++] = streams[k];   /* else: joined again next time */
+    }
+    return rc;
+}
+
+CUresult ag_join_launch(CUgraphExec exec, const CUstream *streams, int n)
+{
+    DRIVER(launch, cuGraphLaunch);
+    CUresult rc;
+    pthread_mutex_lock(&jn.lock);
+    rc = join_into(streams, n);
+    if (rc == CUDA_SUCCESS)
+        rc = launch(exec, streams[0]);
+    for (int k = 1; k < n && rc == CUDA_SUCCESS; k++) {
+        if (listed(jn.owed, jn.nowed, streams[k]))
+            continue;
+        if (jn.nowed == AG_MAX_SLOTS)
+            settle_locked();         /* full: pay what is owed now */
+        jn.owed[jn.nowed++] = streams[k];
+    }
+    if (jn.nowed > 0)
+        __atomic_store_n(&owed_any, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&jn.lock);
+    return rc;
+}
