@@ -98,7 +98,10 @@ static void settle_locked(void)
     int pushed = 0;
     if (jn.nowed == 0)
         return;
-    if (ag_cuda_enter_context(jn.ctx, &pushed) == CUDA_SUCCESS && fork_back() != CUDA_SUCCESS) {
+    if (ag_cuda_enter_context(jn.ctx, &pushed) != CUDA_SUCCESS)
+        ag_log(AG_LOG_WARN, "joining streams after a graph launch: its context cannot be "
+               "made current; %d stream(s) not ordered after it", jn.nowed);
+    else if (fork_back() != CUDA_SUCCESS) {
         /* The graphs ran; the only safe order left is to wait for them. */
         ag_log(AG_LOG_WARN, "joining streams after a graph launch failed; synchronizing");
         wait_for_launch_stream();

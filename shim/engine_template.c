@@ -638,11 +638,13 @@ static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_ch
         if (memcmp(c->variants[v].args, args, c->args_len) == 0)
             return &c->variants[v];
     *exact = 0;
-    variants_by_age(c, order);
-    for (int k = 0; k < c->nvariants; k++) {
-        int cost = patch_cost(t, c, &c->variants[order[k]], args, best_cost - 1);
-        if (cost < best_cost)
-            best = order[k], best_cost = cost;
+    if (c->nvariants > 1) {          /* one: it is the closest, nothing to count */
+        variants_by_age(c, order);
+        for (int k = 0; k < c->nvariants; k++) {
+            int cost = patch_cost(t, c, &c->variants[order[k]], args, best_cost - 1);
+            if (cost < best_cost)
+                best = order[k], best_cost = cost;
+        }
     }
     if (recurring_patches(t, c, &c->variants[best], args) > 0 &&
         c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
