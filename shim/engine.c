@@ -10,6 +10,7 @@
  */
 #include "engine_internal.h"
 #include "engine_introspect.h"
+#include "engine_lock.h"
 #include "timing.h"          /* ag_timing_now: the one monotonic clock */
 
 #include <pthread.h>
@@ -18,7 +19,7 @@
 #include <string.h>
 
 struct ag_engine ag_eng __attribute__((aligned(64)));
-static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ag_lock engine_lock = AG_LOCK_INIT;
 
 static AG_HOT int engine_running;
 static unsigned next_thread_id;
@@ -27,14 +28,14 @@ AG_TLS struct ag_thread_hot ag_thread_hot __attribute__((aligned(64)));
 /* Takes the engine lock; the calling thread's queued light ops go in first. */
 void ag_engine_lock(void)
 {
-    pthread_mutex_lock(&engine_lock);
+    ag_lock_take(&engine_lock);
     ag_light_drain();
     ag_skim_drain();
 }
 
 void ag_engine_unlock(void)
 {
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 unsigned ag_thread_id(void)
@@ -71,7 +72,7 @@ static void note_arrival(struct ag_window *w)
 
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p)
 {
-    pthread_mutex_lock(&engine_lock);
+    ag_lock_take(&engine_lock);
     if (!engine_running) {
         ag_flush_points_init();
         ag_eng.be = backend;
@@ -84,7 +85,7 @@ void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_pa
         ag_dump_setup(p->dump_dir);
         __atomic_store_n(&engine_running, 1, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 /* 0 also inside a hook (engine_hooks.c): its CUDA calls go straight to the driver. */
@@ -292,12 +293,12 @@ int ag_engine_offer(struct ag_op *op)
     (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
     ag_engine_lock();
     if (ag_eng.app_capturing || ag_engine_is_paused()) {
-        pthread_mutex_unlock(&engine_lock);
+        ag_lock_give(&engine_lock);
         return AG_PASS;
     }
     ag_skim_stop("an op took the recording path");
     if (op->light && ag_light_wants_full(op)) {
-        pthread_mutex_unlock(&engine_lock);
+        ag_lock_give(&engine_lock);
         return AG_RECORD_FULL;
     }
     if (op->light)
@@ -317,7 +318,7 @@ int ag_engine_offer(struct ag_op *op)
         return AG_EAGER;
     }
     if (ag_eng.r.t && ag_replay_offer(op) == AG_HELD) {
-        pthread_mutex_unlock(&engine_lock);
+        ag_lock_give(&engine_lock);
         return AG_HELD;
     }
     return AG_EAGER;                 /* lock stays held until ag_engine_done */
@@ -350,7 +351,7 @@ void ag_engine_done(const struct ag_op *op, int result)
     after_eager(op, result);
     if (ag_eng.p.chunk_slow_ns && op->slot != 0xff)
         ag_eng.w.last_return_ns = ag_timing_now();
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_take_light(const struct ag_op *op)
@@ -367,7 +368,7 @@ void ag_engine_light_failed(void)
 {
     ag_engine_lock();
     note_failed_op();
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_unrecorded(const struct ag_op *op)
@@ -380,7 +381,7 @@ void ag_engine_unrecorded(const struct ag_op *op)
         ag_explain(op->hash, -4, "window ended by a call that cannot be graphed: %s",
                    op->reject ? op->reject : "?");
     end_window(AG_FLUSH_UNRECORDED);
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 static void drop_all(const char *why)
@@ -416,7 +417,7 @@ void ag_engine_before(int entry, uintptr_t arg0)
         drop_all("a function was reconfigured or a context destroyed");
     if (policy & AG_POLICY_UNLOAD)
         ag_templates_drop_unloaded(entry, arg0);
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_after(int entry, int result)
@@ -432,7 +433,7 @@ void ag_engine_after(int entry, int result)
     if ((policy & AG_POLICY_CAPTURE_END) && ag_eng.app_capturing > 0)
         ag_eng.app_capturing--;
     ag_light_gate_update();
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_flush(enum ag_flush_reason reason)
@@ -441,7 +442,7 @@ void ag_engine_flush(enum ag_flush_reason reason)
         return;
     ag_engine_lock();
     end_window(reason);
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_drop_graphs(const char *why)
@@ -450,7 +451,7 @@ void ag_engine_drop_graphs(const char *why)
         return;
     ag_engine_lock();
     drop_all(why);
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 /* ---- destroyed streams: a replay never maps one (the driver must see the call) -- */
@@ -482,7 +483,7 @@ void ag_engine_stream_created(uintptr_t stream)
     for (int i = 0; i < dead_count; i++)
         if (dead_streams[i] == stream)
             dead_streams[i] = 0;         /* the handle is a live stream again */
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_memory_freed(uintptr_t base, size_t size)
@@ -494,12 +495,12 @@ void ag_engine_memory_freed(uintptr_t base, size_t size)
              (unsigned long long)base, size);
     ag_engine_lock();
     ag_templates_drop_pointing_into(base, base + (size ? size : 1), why);
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_reset_for_tests(void)
 {
-    pthread_mutex_lock(&engine_lock);
+    ag_lock_take(&engine_lock);
     drop_all("reset");
     ag_events_forget_all();
     ag_tune_forget();
@@ -508,5 +509,5 @@ void ag_engine_reset_for_tests(void)
     ag_eng.app_capturing = 0;
     memset(&ag_eng.k, 0, sizeof ag_eng.k);
     ag_light_gate_update();
-    pthread_mutex_unlock(&engine_lock);
+    ag_lock_give(&engine_lock);
 }

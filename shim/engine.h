@@ -93,11 +93,14 @@ void ag_engine_done(const struct ag_op *op, int result);
 
 /* The replay's fast path (engine_replay.c): while a replay waits for its next op
  * (ag_replay_gate, read unlocked, is a hint), a kernel launch with parameters and no
- * attributes is offered as its shape bytes, stream key, context and parameter layout;
- * when it is the template's next op, fill_args writes its parameter bytes (args_len,
- * as the recorder would) straight into the chunk's pending args and the launch is
- * held: 1.  0: the call must take the full path (a mismatch, or no replay).
- * above_driver: the launch was offered at the runtime's launch call (counted apart). */
+ * attributes is offered as its stream key, context and the backend's view of the
+ * call; matches() says whether the call is the kernel op recorded with `shape`,
+ * parameter layout `layout` and args_len bytes of args (the engine compares no
+ * backend bytes itself), and when it is the template's next op, fill_args writes its
+ * parameter bytes (args_len, as the recorder would) straight into the chunk's
+ * pending args and the launch is held: 1.  0: the call must take the full path (a
+ * mismatch, or no replay).  above_driver: the launch was offered at the runtime's
+ * launch call (counted apart). */
 extern int ag_replay_gate;
 static inline int ag_replay_open(void)
 {
@@ -106,9 +109,9 @@ static inline int ag_replay_open(void)
 struct ag_fast_kernel {
     int entry;
     uintptr_t stream, ctx;
-    const void *layout;
-    const unsigned char *shape;
-    uint32_t shape_len, args_len;
+    const void *call;
+    int (*matches)(const struct ag_fast_kernel *k, const unsigned char *shape,
+                   uint32_t shape_len, const void *layout, uint32_t args_len);
     void (*fill_args)(const void *layout, void *const *params, unsigned char *dst);
     void *const *params;
     int above_driver;

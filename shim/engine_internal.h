@@ -251,6 +251,18 @@ double ag_now_us(void);
 /* engine_window.c */
 void ag_window_reset(struct ag_window *w);
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
+/* A kernel launch the replay's fast path matched, held: what ag_window_append does
+ * for it, less what such an op cannot need (an event to link, a context or a light
+ * recording to check: it matched a template op of the window's context). */
+struct ag_held_kernel {
+    uint64_t hash;
+    uintptr_t stream;
+    const void *layout;
+    const unsigned char *shape, *args;
+    uint32_t shape_len, args_len;
+    unsigned short entry;
+};
+struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_kernel *k);
 int ag_window_period(struct ag_window *w, size_t *start);
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
 const char *ag_skip_name(enum ag_skip why);

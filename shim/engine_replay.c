@@ -202,14 +202,14 @@ int ag_replay_offer(const struct ag_op *op)
 
 /* Whether launch k is the template's next op, exactly as mismatch() would find: the
  * same entry, shape bytes (hash and kind follow from them), parameter layout and
- * context, and a stream that maps onto the op's slot. */
+ * context (k->matches compares the call with the recorded shape), and a stream that
+ * maps onto the op's slot. */
 static int fast_matches(const struct ag_template *t, const struct ag_top *top,
                         const struct ag_fast_kernel *k)
 {
-    return top->kind == AG_OP_KERNEL && top->entry == k->entry &&
-           top->layout == k->layout && top->shape_len == k->shape_len &&
-           top->args_len == k->args_len && k->ctx == ag_eng.w.ctx &&
-           memcmp(t->shapes + top->shape_off, k->shape, k->shape_len) == 0 &&
+    return top->kind == AG_OP_KERNEL && top->entry == k->entry && k->ctx == ag_eng.w.ctx &&
+           k->matches(k, t->shapes + top->shape_off, top->shape_len, top->layout,
+                      top->args_len) &&
            map_stream(t, top->slot, k->stream) == NULL;
 }
 
@@ -219,7 +219,6 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
     const struct ag_top *top;
     unsigned char *args;
     struct ag_wop *o;
-    struct ag_op view;
 
     if (!ag_engine_running())
         return 0;
@@ -232,11 +231,11 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
     if (!fast_matches(t, top, k))
         goto full_path;
     args = ag_eng.r.pending + top->args_off;
-    k->fill_args(k->layout, k->params, args);
-    ag_template_op_view(t, ag_eng.r.pos, args, &view);  /* the call's shape, matched */
-    view.stream = k->stream;
-    view.ctx = k->ctx;
-    o = ag_window_append(&ag_eng.w, &view);
+    k->fill_args(top->layout, k->params, args);
+    o = ag_window_append_held(&ag_eng.w, &(struct ag_held_kernel){
+        .hash = top->hash, .stream = k->stream, .layout = top->layout,
+        .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,
+        .args_len = top->args_len, .entry = top->entry });
     if (o == NULL)
         goto full_path;              /* out of memory: the full path ends the window */
     ag_eng.s.held_fast++;

@@ -67,7 +67,7 @@ void ag_window_reset(struct ag_window *w)
     }
 }
 
-static int reserve(struct ag_window *w, size_t bytes)
+static int grow(struct ag_window *w, size_t bytes)
 {
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 1024;
@@ -89,6 +89,12 @@ static int reserve(struct ag_window *w, size_t bytes)
         w->arena_cap = cap;
     }
     return 1;
+}
+
+/* Room for one more op and `bytes` of arena. */
+static inline int reserve(struct ag_window *w, size_t bytes)
+{
+    return (w->n < w->cap && w->used + bytes <= w->arena_cap) || grow(w, bytes);
 }
 
 static uint32_t put(struct ag_window *w, const void *data, uint32_t len)
@@ -155,6 +161,19 @@ static void keep_bytes(struct ag_window *w, struct ag_wop *o, const struct ag_op
     o->args_off = put(w, op->args, op->args_len);
 }
 
+/* What every appended op ends with: its slot, its key and the window's hash. */
+static struct ag_wop *append_end(struct ag_window *w, struct ag_wop *o)
+{
+    o->slot = (unsigned char)slot_of(w, o->stream);
+    o->key = ag_hash_mix(ag_hash_mix(o->hash, o->slot), o->link_back);
+    w->hash = ag_hash_mix(w->hash, o->key);
+    w->kernels += o->kind == AG_OP_KERNEL;
+    w->n++;
+    if (w->n >= AG_WINDOW_MAX)
+        mark(w, AG_SKIP_TOO_LONG);
+    return o;
+}
+
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
 {
     struct ag_wop *o;
@@ -177,15 +196,23 @@ struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
         w->full_from = w->n + 1;
     else
         keep_bytes(w, o, op);
-    o->slot = (unsigned char)slot_of(w, op->stream);
     link_events(w, o);
-    o->key = ag_hash_mix(ag_hash_mix(o->hash, o->slot), o->link_back);
-    w->hash = ag_hash_mix(w->hash, o->key);
-    w->kernels += o->kind == AG_OP_KERNEL;
-    w->n++;
-    if (w->n >= AG_WINDOW_MAX)
-        mark(w, AG_SKIP_TOO_LONG);
-    return o;
+    return append_end(w, o);
+}
+
+struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_kernel *k)
+{
+    struct ag_wop *o;
+    if (!reserve(w, (size_t)k->shape_len + k->args_len + 16))
+        return NULL;
+    o = &w->ops[w->n];
+    *o = (struct ag_wop){
+        .hash = k->hash, .stream = k->stream, .ctx = w->ctx, .layout = k->layout,
+        .shape_len = k->shape_len, .shape_off = put(w, k->shape, k->shape_len),
+        .args_len = k->args_len, .args_off = put(w, k->args, k->args_len),
+        .entry = k->entry, .kind = AG_OP_KERNEL, .held = 1,
+    };
+    return append_end(w, o);
 }
 
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out)

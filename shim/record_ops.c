@@ -202,6 +202,7 @@ struct ag_layout {
     unsigned generation;
     int count;
     uint32_t total;
+    int padded;                      /* the parameters leave bytes of [0, total) uncovered */
     uint32_t *offset, *size;
     struct ag_layout *retired_next;  /* on the retired list once stale */
     UT_hash_handle hh;
@@ -217,6 +218,15 @@ static AG_TLS struct ag_layout *recent_layouts[LAYOUT_CACHE];
 void ag_record_forget_layouts(void)
 {
     __atomic_add_fetch(&layout_generation, 1, __ATOMIC_RELEASE);
+}
+
+/* The bytes the parameters of l cover (they do not overlap). */
+static uint64_t covered(const struct ag_layout *l)
+{
+    uint64_t bytes = 0;
+    for (int p = 0; p < l->count; p++)
+        bytes += l->size[p];
+    return bytes;
 }
 
 static int query_layout(CUfunction f, struct ag_layout *l)
@@ -236,8 +246,10 @@ static int query_layout(CUfunction f, struct ag_layout *l)
         } else if (use_kernel) {
             rc = kernel_info((CUkernel)f, (size_t)i, &off, &size);
         }
-        if (rc == CUDA_ERROR_INVALID_VALUE)
+        if (rc == CUDA_ERROR_INVALID_VALUE) {
+            l->padded = covered(l) != l->total;
             return 1;                    /* past the last parameter */
+        }
         if (rc != CUDA_SUCCESS)
             return 0;
         if ((size_t)l->count == cap) {
@@ -374,14 +386,28 @@ static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *
     return buf;
 }
 
+/* One parameter's bytes: the common sizes copied inline, not through a call. */
+static inline void copy_param(unsigned char *dst, const void *src, uint32_t size)
+{
+    switch (size) {
+    case 8: memcpy(dst, src, 8); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 16: memcpy(dst, src, 16); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 1: memcpy(dst, src, 1); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
 /* A launch's parameter bytes as laid out by `layout` (a struct ag_layout), padding
  * zeroed. */
 static void fill_params(const void *layout, void *const *params, unsigned char *dst)
 {
     const struct ag_layout *l = layout;
-    memset(dst, 0, l->total);
+    if (l->padded)
+        memset(dst, 0, l->total);
     for (int p = 0; p < l->count; p++)
-        memcpy(dst + l->offset[p], params[p], l->size[p]);
+        copy_param(dst + l->offset[p], params[p], l->size[p]);
 }
 
 /* Adds the args after the shape in the scratch buffer (a full recording). */
@@ -605,36 +631,43 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
                                 config->numAttrs, kernel_params, extra);
 }
 
-/* The shape a launch with kernelParams and no attributes records, and its layout;
- * NULL when such a launch takes the full path (its recorder rejects or checks it). */
-static const struct ag_layout *fast_shape(struct kernel_shape *ks, CUfunction f,
-                                          const unsigned grid[3], const unsigned block[3],
-                                          unsigned smem, uintptr_t ctx, void **params,
-                                          void **extra)
+/* The replay's fast path: a launch with kernelParams and no attributes, as
+ * struct ag_fast_kernel's call.  fast_call_matches compares it with the shape a
+ * recorder wrote (kernel_shape_of) and checks the recorded layout is still f's, as
+ * record_kernel_common and layout_of would, without building either. */
+struct fast_call {
+    CUfunction f;
+    unsigned grid[3], block[3], smem;
+};
+
+static int fast_call_matches(const struct ag_fast_kernel *k, const unsigned char *shape,
+                             uint32_t shape_len, const void *layout, uint32_t args_len)
 {
-    const struct ag_layout *l;
-    if (extra || smem_refused(f, ctx, smem))
-        return NULL;
-    l = layout_of(f);
-    if (l == NULL || (l->count && !params))
-        return NULL;
-    *ks = kernel_shape_of(f, grid, block, smem, 0);
-    ks->args_len = l->total;
-    return l;
+    const struct fast_call *c = k->call;
+    const struct ag_layout *l = layout;
+    struct kernel_shape ks;
+    if (shape_len != sizeof ks || l == NULL || l->func != (uintptr_t)c->f ||
+        l->generation != __atomic_load_n(&layout_generation, __ATOMIC_ACQUIRE) ||
+        (l->count && !k->params))
+        return 0;
+    memcpy(&ks, shape, sizeof ks);
+    return ks.func == (uint64_t)(uintptr_t)c->f && ks.smem == c->smem &&
+           ks.form == FORM_PARAMS && ks.nattrs == 0 && ks.args_len == l->total &&
+           args_len == l->total && ks.grid[0] == c->grid[0] && ks.grid[1] == c->grid[1] &&
+           ks.grid[2] == c->grid[2] && ks.block[0] == c->block[0] &&
+           ks.block[1] == c->block[1] && ks.block[2] == c->block[2];
 }
 
-static int fast_kernel(int entry, CUfunction f, const unsigned grid[3],
-                       const unsigned block[3], unsigned smem, CUstream stream,
+/* Offers call (f, dimensions and dynamic shared memory) to the replay's fast path. */
+static int fast_kernel(int entry, const struct fast_call *call, CUstream stream,
                        void **params, void **extra, uintptr_t ctx, int above_driver)
 {
-    struct kernel_shape ks;
-    const struct ag_layout *l = fast_shape(&ks, f, grid, block, smem, ctx, params, extra);
-    if (l == NULL)
+    if (extra || smem_refused(call->f, ctx, call->smem))
         return 0;
     struct ag_fast_kernel k = {
-        .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .layout = l,
-        .shape = (const unsigned char *)&ks, .shape_len = sizeof ks, .args_len = l->total,
-        .fill_args = fill_params, .params = params, .above_driver = above_driver,
+        .entry = entry, .stream = stream_key(stream, entry), .ctx = ctx, .call = call,
+        .matches = fast_call_matches, .fill_args = fill_params, .params = params,
+        .above_driver = above_driver,
     };
     return ag_engine_fast_kernel(&k);
 }
@@ -643,27 +676,30 @@ int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, uns
                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
                           CUstream stream, void **kernel_params, void **extra)
 {
-    const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, extra,
-                       current_context(), 0);
+    const struct fast_call call = { f, { gx, gy, gz }, { bx, by, bz }, smem };
+    return fast_kernel(entry, &call, stream, kernel_params, extra, current_context(), 0);
 }
 
 int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction f,
                              void **kernel_params, void **extra)
 {
-    unsigned grid[3], block[3];
+    struct fast_call call = { .f = f };
     if (config == NULL || config->numAttrs)
         return 0;
-    config_dims(config, grid, block);
-    return fast_kernel(entry, f, grid, block, config->sharedMemBytes, config->hStream,
-                       kernel_params, extra, current_context(), 0);
+    config_dims(config, call.grid, call.block);
+    call.smem = config->sharedMemBytes;
+    return fast_kernel(entry, &call, config->hStream, kernel_params, extra,
+                       current_context(), 0);
 }
 
 int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
                            const unsigned block[3], unsigned smem, CUstream stream,
                            void **kernel_params, uintptr_t ctx)
 {
-    return fast_kernel(entry, f, grid, block, smem, stream, kernel_params, NULL, ctx, 1);
+    struct fast_call call = { .f = f, .smem = smem };
+    memcpy(call.grid, grid, sizeof call.grid);
+    memcpy(call.block, block, sizeof call.block);
+    return fast_kernel(entry, &call, stream, kernel_params, NULL, ctx, 1);
 }
 
 uintptr_t ag_record_current_context(void)

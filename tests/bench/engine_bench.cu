@@ -23,6 +23,11 @@
 //   us_per_kernel_samples v1 v2 ...   every timed iteration, microseconds per kernel
 //   median_us_per_kernel X
 //   mean_us_per_kernel X
+//   median_submit_us_per_kernel X     the host's time from the iteration's start to the
+//                                     return of its last launch call (the launches, or
+//                                     with the shim the held ops and the chunk graphs
+//                                     launched among them), per kernel: what the program's
+//                                     thread spends submitting, the sync left out
 //   kernels_total K                   kernel executions (warm-up included)
 //   hash H                            FNV-1a of the result buffer: all three loops of one N
 //                                     (eager, eager with shim, graph) give the same H
@@ -94,6 +99,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n), sorted. */
+static double median(const double *v, int n)
+{
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static uint64_t splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -143,7 +154,8 @@ int main(int argc, char **argv)
 
     uint64_t rng = 12345;
     double *us = (double *)malloc((size_t)iters * sizeof *us);
-    if (!us)
+    double *submit = (double *)malloc((size_t)iters * sizeof *submit);
+    if (!us || !submit)
         return 2;
     for (int it = -warmup; it < iters; it++) {
         double t0 = now_us();
@@ -163,11 +175,14 @@ int main(int argc, char **argv)
             for (int j = 0; j < n; j++)
                 k_tiny<<<1, T, 0, s>>>(x, (unsigned)j);
         }
+        double t1 = now_us();
         CK(cudaPeekAtLastError());
         CK(cudaStreamSynchronize(s));
         double dt = now_us() - t0;
-        if (it >= 0)
+        if (it >= 0) {
             us[it] = dt / n;
+            submit[it] = (t1 - t0) / n;
+        }
     }
 
     unsigned *h = (unsigned *)malloc(elems * sizeof *h);
@@ -188,8 +203,10 @@ int main(int argc, char **argv)
         sum += us[i];
     }
     qsort(us, (size_t)iters, sizeof *us, cmp_double);
-    double med = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
-    printf("\nmedian_us_per_kernel %.4f\nmean_us_per_kernel %.4f\n", med, sum / iters);
+    qsort(submit, (size_t)iters, sizeof *submit, cmp_double);
+    printf("\nmedian_us_per_kernel %.4f\nmean_us_per_kernel %.4f\n", median(us, iters),
+           sum / iters);
+    printf("median_submit_us_per_kernel %.4f\n", median(submit, iters));
     printf("kernels_total %lld\nhash %016llx\n", (long long)(warmup + iters) * n,
            (unsigned long long)hash);
     for (int c = 0; c < nchunks; c++) {
@@ -199,6 +216,7 @@ int main(int argc, char **argv)
     CK(cudaFree(x));
     CK(cudaStreamDestroy(s));
     free(us);
+    free(submit);
     free(h);
     return 0;
 }

@@ -12,6 +12,8 @@
 #   tuned  the shim with AUTOGRAPH_CHUNK_TUNE=AG_EBENCH_TUNE (default 32): its chunk plan
 #          chosen by timing the candidates in the process (tuning runs during the timed
 #          iterations, so its cost is in the figures)
+#   grown  the shim with AUTOGRAPH_CHUNK_GROWTH=AG_EBENCH_GROWTH (default 3): fewer,
+#          bigger chunks, which pay when the program holds ops fast enough
 #   chunked  the same by hand, but captured into the graphs of the shim's default chunk
 #          plan (8, 16, 32, ... launches) launched one after the other (no shim): what
 #          cutting a window into chunks costs by itself, without holding or matching;
@@ -45,6 +47,7 @@
 #   AG_EBENCH_INPROC_ROUNDS  in-process A/B processes (default 4, 2000 blocks each)
 #   AG_EBENCH_CUDART   "static shared" (default) or one of them
 #   AG_EBENCH_TUNE     AUTOGRAPH_CHUNK_TUNE of the tuned side (default 32; 0: no tuned side)
+#   AG_EBENCH_GROWTH   AUTOGRAPH_CHUNK_GROWTH of the growth side (default 3; 0: no such side)
 #   AG_EBENCH_MODE     AUTOGRAPH=<value> on the shim side (default: unset = the default, on)
 #   AG_EBENCH_CPU      the CPU(s) both sides are pinned to with taskset (default 2 where
 #                      there are 4 or more and taskset exists, as bench.sh; "none": no
@@ -69,13 +72,14 @@ inproc_rounds=${AG_EBENCH_INPROC_ROUNDS:-4}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
 tune=${AG_EBENCH_TUNE:-32}
+growth=${AG_EBENCH_GROWTH:-3}
 # shellcheck source=tests/bench/bench_setup.bash
 . "$top/tests/bench/bench_setup.bash"
 bench_setup "${AG_EBENCH_CPU:-}"
 
 raw=${AG_EBENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"
-rm -f "$raw"/s.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.* "$raw"/nri.*
+rm -f "$raw"/s.* "$raw"/sub.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.* "$raw"/nri.*
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 rev=$(git describe --always --dirty 2>/dev/null || true)
 t_start=$(date +%s)
@@ -86,7 +90,8 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- GPU: $gpu"
 echo "- command: $cmdline (rounds=$rounds, nr_rounds=$nr_rounds, kernels=$kernels timed per process, warmup=$warmup" \
     "iterations, N=${ns[*]}, non-repeating N=$nr_n, cudart=${cudarts[*]}," \
-    "AUTOGRAPH=${mode:-<default>}, tuned side AUTOGRAPH_CHUNK_TUNE=$tune, pinned to CPU $cpu)"
+    "AUTOGRAPH=${mode:-<default>}, tuned side AUTOGRAPH_CHUNK_TUNE=$tune, growth side" \
+    "AUTOGRAPH_CHUNK_GROWTH=$growth, pinned to CPU $cpu)"
 echo "- shim: $BUILD/libautograph.so${rev:+ ($rev)}"
 
 iters_for() { # N
@@ -104,6 +109,7 @@ run_one() {
     eager) what=eager ;;
     shim) what=eager shimmed=1 ;;
     tuned) what=eager shimmed=1 ;;
+    grown) what=eager shimmed=1 ;;
     graph) what=graph ;;
     chunked) what=chunked ;;
     nr_plain) what=norepeat ;;
@@ -114,6 +120,7 @@ run_one() {
         env_cmd=(env LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$raw/sum.$c.$side.$n.$r.%p")
         [ -n "$mode" ] && env_cmd+=(AUTOGRAPH="$mode")
         [ "$side" = tuned ] && env_cmd+=(AUTOGRAPH_CHUNK_TUNE="$tune")
+        [ "$side" = grown ] && env_cmd+=(AUTOGRAPH_CHUNK_GROWTH="$growth")
     fi
     if ! out=$("${env_cmd[@]}" "${pin[@]}" "$prog" "$what" "$n" "$iters" "$warmup" \
         2>"$raw/err.$c.$side.$n.$r"); then
@@ -125,10 +132,12 @@ run_one() {
         >>"$raw/s.$c.$side.$n"
     awk '$1 == "hash" { print $2 }' <<<"$out" >>"$raw/h.$c.$side.$n"
     awk -v r="$r" '$1 == "median_us_per_kernel" { print r, $2 }' <<<"$out" >>"$raw/pm.$c.$side.$n"
+    awk '$1 == "median_submit_us_per_kernel" { print $2 }' <<<"$out" >>"$raw/sub.$c.$side.$n"
 }
 
 tiny_sides=(eager shim graph chunked)
 [ "$tune" != 0 ] && tiny_sides+=(tuned)
+[ "$growth" != 0 ] && tiny_sides+=(grown)
 for ((r = 1; r <= rounds; r++)); do
     for n in "${ns[@]}"; do
         for c in "${cudarts[@]}"; do
@@ -204,6 +213,22 @@ for n in "${ns[@]}"; do
             printf "%.3f %.2fx %s %.3f %.3f %s\n", r, e / s, v, g / k, k / s,
                    u == "-" ? "-" : sprintf("%.3f", g / u) }')
         echo "| $n | $c | $e | $s | $g | $ratio | $verdict | $speedup | $(graphed "$c" shim "$n") | $k | $gk | $ks | $u | $gu |"
+    done
+done
+echo
+echo "Host time to submit, us per kernel (from an iteration's start to the return of its last launch call: the launches, or the held ops and the chunk graphs launched among them; median over processes of each one's median), and the shim with chunks growing AUTOGRAPH_CHUNK_GROWTH=$growth times:"
+echo
+echo "| N kernels / sync | cudart | eager submit | shim submit | hand-written graph submit | hand-written, chunked, submit | shim, growth $growth, us/kernel | growth $growth / graph | shim, growth $growth, submit |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for n in "${ns[@]}"; do
+    for c in "${cudarts[@]}"; do
+        v=-; vg=-; vs=-
+        if [ -s "$raw/s.$c.grown.$n" ]; then
+            v=$(q "$raw/s.$c.grown.$n" 0.5)
+            vg=$(awk -v g="$(q "$raw/s.$c.graph.$n" 0.5)" -v v="$v" 'BEGIN { printf "%.3f", g / v }')
+            vs=$(q "$raw/sub.$c.grown.$n" 0.5)
+        fi
+        echo "| $n | $c | $(q "$raw/sub.$c.eager.$n" 0.5) | $(q "$raw/sub.$c.shim.$n" 0.5) | $(q "$raw/sub.$c.graph.$n" 0.5) | $(q "$raw/sub.$c.chunked.$n" 0.5) | $v | $vg | $vs |"
     done
 done
 echo
