@@ -47,7 +47,7 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_MIN_OPS",    4,   1, 1 << 20, offsetof(struct ag_config, min_ops) },
     { "AUTOGRAPH_CHUNK",      8,   1, 1 << 16, offsetof(struct ag_config, chunk_first) },
     { "AUTOGRAPH_CHUNK_MAX",  256, 1, 1 << 16, offsetof(struct ag_config, chunk_max) },
-    { "AUTOGRAPH_CHUNK_GROWTH", 2, 1, 64,      offsetof(struct ag_config, chunk_growth) },
+    { "AUTOGRAPH_CHUNK_GROWTH", 3, 1, 64,      offsetof(struct ag_config, chunk_growth) },
     { "AUTOGRAPH_CHUNK_SLOW_US", 2, 0, 1000000, offsetof(struct ag_config, chunk_slow_us) },
     { "AUTOGRAPH_CHUNK_TUNE", 0,   0, 10000,   offsetof(struct ag_config, chunk_tune) },
     { "AUTOGRAPH_VARIANTS",   4,   1, 64,      offsetof(struct ag_config, max_variants) },

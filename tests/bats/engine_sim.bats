@@ -442,20 +442,26 @@ want() {
 }
 
 @test "engine_cases: a program slower than its GPU work gets chunks that shrink towards the end (paced); AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start, AUTOGRAPH_CHUNK_GROWTH times" {
-    local CASES_ENV=(AUTOGRAPH_LOG=debug)
+    local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_GROWTH=2)
     # 40 launches, the program busy 5 us before each: 16, 16, 8 (3 per replay)
     cases slow 30 5
     want templates_paced -eq 1
     want replays -ge 20
     want chunk_launches -eq $((3 * ${S[replays]}))
     grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 16 16 8$' "$tmp/shim.err"
+    # the default growth, 3: 8, 24, 8 (the rest, as long as the last chunk, stays apart)
+    CASES_ENV=(AUTOGRAPH_LOG=debug)
+    cases slow 30 5
+    want templates_paced -eq 1
+    want chunk_launches -eq $((3 * ${S[replays]}))
+    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 8 24 8$' "$tmp/shim.err"
     # paced, growth 1: 8 x 5
     CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=1)
     cases slow 30 5
     want templates_paced -eq 1
     want chunk_launches -eq $((5 * ${S[replays]}))
     # the same with the rule off: 8, 16, 16 (3 per replay)
-    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0)
+    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=2)
     cases slow 30 5
     want templates_paced -eq 0
     want replays -ge 20
@@ -472,13 +478,13 @@ want() {
 
 @test "engine_cases: AUTOGRAPH_CHUNK_TUNE times each candidate chunk plan over its replays, rebuilds the window with the next, then keeps the fastest: same log" {
     local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_TUNE=6)
-    # 40 launches: 8 x2 (8 16 16), 16 x8 (16 24), 8 x4 (8 32), each timed over 6 replays
+    # 40 launches: 8 x3 (8 24 8), 16 x12 (16 24), 8 x6 (8 32), each timed over 6 replays
     cases slow 90 0
     want plans_tuned -eq 1
     want tune_rebuilds -ge 2
     want replays -ge 40
     local kept last
-    for p in "8 x2" "16 x8" "8 x4"; do
+    for p in "8 x3" "16 x12" "8 x6"; do
         grep -q "^libautograph: graph [0-9]*: chunk plan $p: median replay period [0-9.]* us (IQR [0-9.]* us)$" \
             "$tmp/shim.err" || { echo "FAIL: plan $p was not timed"; return 1; }
     done

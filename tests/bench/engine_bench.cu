@@ -9,7 +9,7 @@
 //   engine_bench chunked  N ITERS WARMUP   the same N launches captured by hand into the
 //                                          graphs of the shim's chunk plan (AUTOGRAPH_CHUNK
 //                                          launches, default 8, each next chunk
-//                                          AUTOGRAPH_CHUNK_GROWTH times the last, default 2, up
+//                                          AUTOGRAPH_CHUNK_GROWTH times the last, default 3, up
 //                                          to 256; a tail shorter than the first chunk joins the
 //                                          chunk before it), launched one after the other + sync
 //                                          per iteration (run without the shim): the cost of
@@ -84,7 +84,7 @@ static int env_int(const char *name, int fallback, int min)
 static int chunk_len(int c, int pos, int n)
 {
     int first = env_int("AUTOGRAPH_CHUNK", 8, 1);
-    int growth = env_int("AUTOGRAPH_CHUNK_GROWTH", 2, 1);
+    int growth = env_int("AUTOGRAPH_CHUNK_GROWTH", 3, 1);
     long size = first;
     int len;
     for (int i = 0; i < c; i++)

@@ -12,10 +12,10 @@
 #   tuned  the shim with AUTOGRAPH_CHUNK_TUNE=AG_EBENCH_TUNE (default 32): its chunk plan
 #          chosen by timing the candidates in the process (tuning runs during the timed
 #          iterations, so its cost is in the figures)
-#   grown  the shim with AUTOGRAPH_CHUNK_GROWTH=AG_EBENCH_GROWTH (default 3): fewer,
-#          bigger chunks, which pay when the program holds ops fast enough
+#   grown  the shim with AUTOGRAPH_CHUNK_GROWTH=AG_EBENCH_GROWTH (default 2: the shim's
+#          default before it became 3): another chunk plan beside the default
 #   chunked  the same by hand, but captured into the graphs of the shim's default chunk
-#          plan (8, 16, 32, ... launches) launched one after the other (no shim): what
+#          plan (8, 24, 72, ... launches) launched one after the other (no shim): what
 #          cutting a window into chunks costs by itself, without holding or matching;
 #          graph / chunked and chunked / shim split the shim's gap to the target
 # plus the non-repeating loop (N_nr launches then a sync, kernel/grid/block changing every
@@ -47,7 +47,8 @@
 #   AG_EBENCH_INPROC_ROUNDS  in-process A/B processes (default 4, 2000 blocks each)
 #   AG_EBENCH_CUDART   "static shared" (default) or one of them
 #   AG_EBENCH_TUNE     AUTOGRAPH_CHUNK_TUNE of the tuned side (default 32; 0: no tuned side)
-#   AG_EBENCH_GROWTH   AUTOGRAPH_CHUNK_GROWTH of the growth side (default 3; 0: no such side)
+#   AG_EBENCH_GROWTH   AUTOGRAPH_CHUNK_GROWTH of the growth side (default 2, the default until
+#                      2026-11-23; 0: no such side)
 #   AG_EBENCH_MODE     AUTOGRAPH=<value> on the shim side (default: unset = the default, on)
 #   AG_EBENCH_CPU      the CPU(s) both sides are pinned to with taskset (default 2 where
 #                      there are 4 or more and taskset exists, as bench.sh; "none": no
@@ -72,7 +73,7 @@ inproc_rounds=${AG_EBENCH_INPROC_ROUNDS:-4}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
 tune=${AG_EBENCH_TUNE:-32}
-growth=${AG_EBENCH_GROWTH:-3}
+growth=${AG_EBENCH_GROWTH:-2}
 # shellcheck source=tests/bench/bench_setup.bash
 . "$top/tests/bench/bench_setup.bash"
 bench_setup "${AG_EBENCH_CPU:-}"

@@ -222,7 +222,7 @@ eg_phases() {
     ag_log "AUTOGRAPH_CHUNK_TUNE=8: $EG_LINE plans_tuned $tuned tune_rebuilds $rebuilds"
     ag_log "$(grep -E 'chunk plan|keeps chunk plan' "$dir/b.err" | tr '\n' ';')"
     cmp "$dir/a.out" "$dir/b.out"
-    [ "$EG_GRAPHED" -gt 0 ] && [ "$tuned" -eq 1 ] && [ "$rebuilds" -ge 2 ]
+    [ "$EG_GRAPHED" -gt 0 ] && [ "$tuned" -ge 1 ] && [ "$rebuilds" -ge 2 ]
 }
 
 @test "engine: AUTOGRAPH_EXPLAIN=1 on norepeat: same stdout, the explanations go to stderr" {
