@@ -10,7 +10,9 @@
  * external event wait node.  After each patchable op, the node it made is taken from
  * the capture and its parameters are kept for patching.  A launch joins every
  * stream the chunk uses into the launch stream first and forks them back after
- * (backend_cuda_join.c, which skips the joins and delays the fork backs it can).
+ * (backend_cuda_join.c, which skips the joins and delays the fork backs it can).  A
+ * kernel whose dynamic shared memory limit the program lowered after the op was held
+ * has it lifted around its capture, issue or patch (record_smem.c).
  * Driver calls go to the real functions, never through the shim's wrappers.
  */
 #include "backend.h"
@@ -114,16 +116,34 @@ static CUstreamCaptureMode capture_mode(void)
     }
 }
 
+/* ---- dynamic shared memory limits ------------------------------------------------- */
+
+/* Lifts the limits that ops[0..n) ask for where the program lowered them after they
+ * were held (record_smem.c), in the current context; ag_smem_restore puts them back. */
+static void raise_smem_limits(struct ag_smem_raised *r, const struct ag_op *ops, int n)
+{
+    for (int j = 0; j < n; j++) {
+        uintptr_t f;
+        unsigned smem = ag_record_kernel_smem(&ops[j], &f);
+        if (smem)
+            ag_smem_raise(r, f, smem);
+    }
+}
+
 /* ---- issue ------------------------------------------------------------------------ */
 
 static int backend_issue(const struct ag_op *op)
 {
     int pushed = 0;            /* enter_context may return before setting it */
+    struct ag_smem_raised raised = { 0 };
     CUresult rc;
     ag_join_settle(1);         /* the fork backs owed come before this op */
     rc = ag_cuda_enter_context((CUcontext)op->ctx, &pushed);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        raise_smem_limits(&raised, op, 1);
         rc = ag_record_issue(op, ag_stream_handle(op->stream));
+        ag_smem_restore(&raised);
+    }
     ag_cuda_leave_context(pushed);
     return rc;
 }
@@ -270,8 +290,12 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
 
     if (rc == CUDA_SUCCESS)
         rc = ensure_objects((CUcontext)ops[0].ctx, nslots, (size_t)n + AG_MAX_SLOTS);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        struct ag_smem_raised raised = { 0 };
+        raise_smem_limits(&raised, ops, n);
         rc = capture_chunk(ops, n, nslots, &graph, nodes);
+        ag_smem_restore(&raised);
+    }
     if (rc != CUDA_SUCCESS)
         reset_capture_streams();
     ag_cuda_leave_context(pushed);
@@ -327,18 +351,28 @@ static int backend_set_event(void *exec, void *node, uintptr_t event)
     return exec ? set_exec_event((CUgraphExec)exec, node, e) : set_graph_event(node, e);
 }
 
+/* A node whose limit the program lowered since it was built cannot be patched under
+ * the lower limit: it is lifted around the patch, in the node's context. */
 static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op)
 {
     DRIVER(set, cuGraphExecKernelNodeSetParams);
     CUDA_KERNEL_NODE_PARAMS p = n->p.kernel;
     struct ag_kernel_args ka;
+    struct ag_smem_raised raised = { 0 };
+    int pushed = 0, lift = p.sharedMemBytes &&
+                           __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED);
     CUresult rc = ag_kernel_args_open(op, &ka);
 
     if (rc != CUDA_SUCCESS)
         return rc;
+    if (lift && ag_cuda_enter_context(n->ctx, &pushed) == CUDA_SUCCESS)
+        raise_smem_limits(&raised, op, 1);
     p.kernelParams = ka.params;
     p.extra = ka.extra;
     rc = set(exec, n->node, &p);
+    ag_smem_restore(&raised);
+    if (lift)
+        ag_cuda_leave_context(pushed);
     ag_kernel_args_close(&ka);
     return rc;
 }

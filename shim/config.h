@@ -35,6 +35,7 @@ struct ag_config {
     const char *inject_faults;      /* AUTOGRAPH_INJECT_FAULTS: fail the shim's own calls */
     int keep_graph;                 /* AUTOGRAPH_KEEP_GRAPH: instantiate at first replay */
     int hold_runtime;               /* AUTOGRAPH_HOLD_RUNTIME: hold at cudaLaunchKernel too */
+    int smem_flush;                 /* AUTOGRAPH_SMEM_FLUSH: a shared memory limit change ends the window */
     int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
     const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */

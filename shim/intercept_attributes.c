@@ -8,14 +8,16 @@
  * intercept_wrappers.c) let a set through without ending the window or dropping
  * anything when it changes nothing: the same value as the last successful set of
  * that (function or kernel, device, attribute), remembered here, or as the driver
- * reports for it now.  A change of a resource limit ends the window but keeps the
- * graphs (changing(), below); any other change is a flush point as before.  With the
+ * reports for it now.  A change of the dynamic shared memory limit does not even end
+ * the window, one of another resource limit ends it but keeps the graphs (changing(),
+ * below); any other change is a flush point as before.  With the
  * engine off, nothing is remembered or read.  AUTOGRAPH_LOG=debug logs each set
  * that flushes.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "config.h"
 #include "counters.h"
 #include "driver.h"
 #include "engine.h"
@@ -121,38 +123,50 @@ static int kernel_attribute_is(CUkernel k, CUdevice dev, CUfunction_attribute at
     return 0;
 }
 
-/* A change.  Resource limits (the dynamic shared memory a launch may ask for, the
- * carveout preference, permission for non-portable cluster sizes) do not change what
- * a kernel computes: the window ends there (held work goes out first, so every op
- * runs under the limits it was made under) but graphs stay; cuDNN moves a kernel's
- * dynamic shared memory limit up and down around its launches every step.  A launch
- * over a lowered limit is then never held (record_ops.c, ag_smem_limit_changed): it
- * fails at its call, as without the shim.  Any other
- * attribute: a flush point that drops every graph, as before. */
+/* A change.  A kernel's dynamic shared memory limit does not end the window: cuDNN
+ * moves some kernels' limits up and down around their launches, several times every
+ * PyTorch training step, which cut each step into short windows.  A launch over a
+ * lowered limit is never held (record_smem.c, ag_smem_limit_changed): it fails at its
+ * call, as without the shim.  A held op made under the higher limit runs in its graph
+ * as it is (a launched graph is not checked against limits lowered since it was
+ * built), and the backend lifts the limit around its own capture, issue or patch of
+ * that op (AUTOGRAPH_SMEM_FLUSH=1: the window ends there, as below).  The carveout
+ * preference and permission for non-portable cluster sizes do not change what a
+ * kernel computes either: the window ends there (held work goes out first, under
+ * the limits it was made under) but graphs stay.  Any other attribute:
+ * a flush point that drops every graph, as before. */
 static void changing(int entry, uintptr_t arg0, CUfunction_attribute attrib)
 {
-    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
         __atomic_store_n(&ag_smem_limit_changed, 1, __ATOMIC_RELAXED);
-    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
-        attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ||
-        attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+        if (ag_config()->smem_flush)
+            ag_engine_flush(AG_FLUSH_MODULE);
+    } else if (attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT ||
+               attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
         ag_engine_flush(AG_FLUSH_MODULE);
     else
         ag_intercept_before(entry, arg0);
 }
 
-/* The body of both wrappers: a flush point unless UNCHANGED holds; REMEMBER after. */
+/* The body of both wrappers: a flush point unless UNCHANGED holds; REMEMBER after.  A
+ * set of the dynamic shared memory limit takes the raise lock (record_smem.c): it
+ * never lands while the backend has a limit lifted. */
 #define AG_ATTRIBUTE_SET(sym, UNCHANGED, REMEMBER)                              \
     CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);                \
     CUresult result;                                                           \
+    int smem_limit = attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; \
     if (real == NULL)                                                          \
         return (CUresult)ag_driver_missing(AG_EP_##sym);                       \
     if (!ag_engine_running())                                                  \
         ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);           \
     else if (!(UNCHANGED))                                                     \
         changing(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym, attrib);               \
+    if (smem_limit)                                                            \
+        ag_smem_lock();                                                        \
     AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                    \
     REMEMBER;                                                                  \
+    if (smem_limit)                                                            \
+        ag_smem_unlock();                                                      \
     ag_call_done(AG_EP_##sym, result);                                         \
     return result
 

@@ -442,102 +442,13 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **
     return 1;
 }
 
-int ag_smem_limit_changed;
-
-/* ---- the limits launches are checked against ------------------------------------- *
- * A launch asking for dynamic shared memory is checked against its function's limit
- * now.  Asking the driver costs up to 3 calls, about 3 us in a PyTorch CNN step, where
- * cuDNN's kernels ask for dynamic shared memory 35 times a step and move 2 kernels'
- * limits 4 times (H100, 2026-11-23).  So each thread keeps the limits it asked, valid
- * while two generations stay as they were when asked: the one of the handle's slot
- * (bumped after a set through that handle: ag_smem_limit_set_on) and the global one
- * (bumped where the shim cannot tell which handles a change reaches: ag_smem_limits_
- * forget).  A slot is shared by the handles that hash to it: more asking, never less. */
-
-#define SMEM_SLOTS 4096
-#define SMEM_CACHE 32
-
-static unsigned smem_global_gen;
-static unsigned smem_slot_gen[SMEM_SLOTS];
-static AG_TLS struct smem_limit {
-    uintptr_t f, ctx;
-    unsigned global_gen, slot_gen;
-    int limit;
-    unsigned char kernel;          /* f is a CUkernel: ask cuKernelGetAttribute */
-} smem_cache[SMEM_CACHE];
-
-static unsigned *smem_slot(uintptr_t handle)
-{
-    return &smem_slot_gen[(uint64_t)(handle >> 4) * 0x9e3779b97f4a7c15ull >> 52];
-}
-
-void ag_smem_limits_forget(void)
-{
-    __atomic_add_fetch(&smem_global_gen, 1, __ATOMIC_RELEASE);
-}
-
-void ag_smem_limit_set_on(uintptr_t handle, int kernel)
-{
-    DRIVER_FN(kernel_function, cuKernelGetFunction);
-    CUfunction f;
-    __atomic_add_fetch(smem_slot(handle), 1, __ATOMIC_RELEASE);
-    if (!kernel)
-        return;
-    if (kernel_function && kernel_function(&f, (CUkernel)handle) == CUDA_SUCCESS)
-        __atomic_add_fetch(smem_slot((uintptr_t)f), 1, __ATOMIC_RELEASE);
-    else
-        ag_smem_limits_forget();
-}
-
-/* f's dynamic shared memory limit, asked of the driver into e.  f may be a CUfunction
- * or a CUkernel (cuLaunchKernel takes both; the runtime passes kernels): the
- * function's limit is asked first, then the kernel's on the current device (a kernel
- * asked before goes straight there).  0 when it cannot be read. */
-static int ask_smem_limit(CUfunction f, struct smem_limit *e)
-{
-    DRIVER_FN(func_get, cuFuncGetAttribute);
-    DRIVER_FN(kernel_get, cuKernelGetAttribute);
-    const CUfunction_attribute max = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-    CUdevice dev = 0;
-    int kernel = e->f == (uintptr_t)f && e->kernel;
-    if (!kernel && func_get && func_get(&e->limit, max, f) == CUDA_SUCCESS) {
-        e->kernel = 0;
-        return 1;
-    }
-    e->kernel = 1;
-    return kernel_get && ag_current_device(&dev) &&
-           kernel_get(&e->limit, max, (CUkernel)f, dev) == CUDA_SUCCESS;
-}
-
-/* True when f may not ask for smem bytes of dynamic shared memory now (a limit
- * lowered after launches like this one were graphed), or when its limit cannot be
- * read. */
-static int over_smem_limit(CUfunction f, uintptr_t ctx, unsigned smem)
-{
-    struct smem_limit *e = &smem_cache[((uintptr_t)f >> 4 ^ ctx >> 6) % SMEM_CACHE];
-    unsigned global_gen = __atomic_load_n(&smem_global_gen, __ATOMIC_ACQUIRE);
-    unsigned slot_gen = __atomic_load_n(smem_slot((uintptr_t)f), __ATOMIC_ACQUIRE);
-    if (e->f != (uintptr_t)f || e->ctx != ctx || e->global_gen != global_gen ||
-        e->slot_gen != slot_gen) {
-        if (!ask_smem_limit(f, e)) {
-            e->f = 0;
-            return 1;
-        }
-        e->f = (uintptr_t)f;                 /* the generations read before asking */
-        e->ctx = ctx;
-        e->global_gen = global_gen;
-        e->slot_gen = slot_gen;
-    }
-    return (long)smem > (long)e->limit;
-}
-
 /* Whether a launch asking for smem bytes must not be recorded: only once a limit has
  * changed (ag_smem_limit_changed), checked against f's limit in ctx (0: the current
  * context, asked only then). */
 static int smem_refused(CUfunction f, uintptr_t ctx, unsigned smem)
 {
     return smem && __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED) &&
-           over_smem_limit(f, ctx ? ctx : current_context(), smem);
+           ag_smem_over_limit(f, ctx ? ctx : current_context(), smem);
 }
 
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
@@ -705,6 +616,15 @@ int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
 uintptr_t ag_record_current_context(void)
 {
     return current_context();
+}
+
+unsigned ag_record_kernel_smem(const struct ag_op *op, uintptr_t *f)
+{
+    const struct kernel_shape *ks = (const void *)op->shape;
+    if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof *ks)
+        return 0;
+    *f = (uintptr_t)ks->func;
+    return ks->smem;
 }
 
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)

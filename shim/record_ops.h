@@ -90,18 +90,50 @@ void *ag_driver_proc(const char *name);
 /* The current context's device: 1, or 0 when there is none or it cannot be asked. */
 int ag_current_device(CUdevice *dev);
 
+/* ---- dynamic shared memory limits (record_smem.c) ---- */
+
 /* Set (intercept_attributes.c) once a function's dynamic shared memory limit has been
  * changed: from then on a kernel launch asking for dynamic shared memory is checked
  * against its function's limit now, and one over it is not recorded (it goes to the
- * driver at its call, and fails there as it would without the shim). */
+ * driver at its call, and fails there as it would without the shim); and the backend
+ * lifts a limit lowered since an op was held around its own uses of that op. */
 extern int ag_smem_limit_changed;
 
-/* The limits record_ops.c keeps per thread are stale: all of them (before a module or
- * library is unloaded, before a context goes, after a limit is set through a
- * CUfunction, which a CUkernel may share), or those of `handle` (after a limit is set
- * through it; a CUkernel's function in the current context with it). */
+/* 1 when launch handle f (a CUfunction or CUkernel) may not ask for smem bytes in
+ * context ctx now, or its limit cannot be read. */
+int ag_smem_over_limit(CUfunction f, uintptr_t ctx, unsigned smem);
+
+/* The limits kept per thread are stale: all of them (before a module or library is
+ * unloaded, before a context goes, after a limit is set through a CUfunction, which
+ * a CUkernel may share), or those of `handle` (after a limit is set through it; a
+ * CUkernel's function in the current context with it). */
 void ag_smem_limits_forget(void);
 void ag_smem_limit_set_on(uintptr_t handle, int kernel);
+
+/* The raise lock, held by the attribute wrappers around the program's own set of a
+ * limit, so that it never lands between a raise and its restore. */
+void ag_smem_lock(void);
+void ag_smem_unlock(void);
+
+/* Limits lifted for one use of held ops: zero-initialized before the first raise,
+ * restored (in reverse) by ag_smem_restore, which must follow even when no raise
+ * returned 1 (the lock may be held). */
+#define AG_SMEM_RAISED_MAX 32
+struct ag_smem_raised {
+    int n, locked;
+    uintptr_t handle[AG_SMEM_RAISED_MAX];
+    unsigned char kernel[AG_SMEM_RAISED_MAX];
+    int old[AG_SMEM_RAISED_MAX];
+};
+
+/* Lifts launch handle f's limit (a CUfunction's, or a CUkernel's on the current
+ * device) to smem bytes when it is lower now (only once some limit has changed): 1 when lifted, 0 when not needed or
+ * not possible (the op's own call then fails as the program's would have). */
+int ag_smem_raise(struct ag_smem_raised *r, uintptr_t f, unsigned smem);
+void ag_smem_restore(struct ag_smem_raised *r);
+
+/* Kernel op's launch handle and dynamic shared memory bytes; 0 for other ops. */
+unsigned ag_record_kernel_smem(const struct ag_op *op, uintptr_t *f);
 
 /* Whether kernel op's function goes with the module or library that a call of `entry`
  * (cuModuleUnload, cuLibraryUnload) unloads: 1 yes, 0 no, -1 cannot tell. */

@@ -379,11 +379,40 @@ want() {
     want launches_graphed -gt 0
 }
 
-@test "engine_cases: a changed dynamic shared memory limit ends the window but keeps the graphs: same log, graphed" {
+@test "engine_cases: a changed dynamic shared memory limit ends no window and keeps the graphs (AUTOGRAPH_SMEM_FLUSH=1: ends it): same log, graphed" {
     cases attr-smem 40
-    want "flush module" -ge 40       # every iteration
+    want "flush module" -le 1        # the policy's first set only
+    want windows -le 42              # one a step
+    want retired -eq 0
+    want replays -ge 30
+    want launches_graphed -gt 0
+    local CASES_ENV=(AUTOGRAPH_SMEM_FLUSH=1)
+    cases attr-smem 40
+    want "flush module" -ge 40       # every iteration, as before the lift
     want retired -eq 0
     want launches_graphed -gt 0
+}
+
+@test "engine_cases: a limit lowered under a held launch (cuDNN's toggles) is lifted around its capture and its patch (through the function or the kernel): same log, one window a step, graphed" {
+    local how
+    for how in function kernel; do
+        cases smem-toggle 40 0 $how
+        want windows -le 41
+        want replays -ge 30
+        want patches -ge 1           # add_one's buffer turns: its node is patched
+        want launches_graphed -ge 150
+        grep -q '^engine_cases: add_one max dynamic shared memory 1024$' "$tmp/shim.out"
+    done
+}
+
+@test "engine_cases: a held launch over a limit lowered since goes out one by one with the limit lifted around it: same log" {
+    cases smem-toggle 40 7
+    want replays -ge 30
+    grep -q "replay stopped at op 3: a different op" "$tmp/shim.err"
+    if grep -q "failed when issued late" "$tmp/shim.err"; then
+        echo "FAIL: a held op failed when issued late"
+        return 1
+    fi
 }
 
 @test "engine_cases: a launch over a limit just lowered (through the function or the kernel) fails at its call (the limit asked before the set is not reused): same log" {

@@ -7,7 +7,7 @@
 #
 # Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
 # static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, churn, legacy,
-# norepeat, hostwork, rare).  Each prints one line per result buffer with a hash of its
+# norepeat, hostwork, rare, smemtoggle).  Each prints one line per result buffer with a hash of its
 # exact bytes.  For every workload and both builds: run without the shim -> A, with the
 # shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
 # exit summary (AUTOGRAPH_SUMMARY_FILE) shows launches_graphed > 0 for the repeating
@@ -175,6 +175,35 @@ eg_phases() {
 }
 @test "engine: rare 300 (20 kernels/step, sync every 50 steps), shared cudart: same bytes, graphed > 0" {
     eg_repeating engine_shared rare 300
+}
+
+# eg_one_window_a_step ITERS: after eg_repeating: the limit changes ended no window (one
+# per iteration, a few more for the setup: 204 for 200 on the H100) and the turning
+# input was patched.
+eg_one_window_a_step() {
+    local windows patches
+    windows=$(ag_sum windows "$BATS_TEST_TMPDIR"/b.sum.*)
+    patches=$(ag_sum patches "$BATS_TEST_TMPDIR"/b.sum.*)
+    ag_log "windows $windows patches $patches for $1 iterations"
+    if [ "$windows" -gt $(($1 + 10)) ] || [ "$patches" -lt 1 ]; then
+        echo "windows $windows (want <= $(($1 + 10))), patches $patches (want >= 1)" >&2
+        return 1
+    fi
+}
+
+# cuDNN's pattern: a kernel's dynamic shared memory limit up, a launch, down, a launch,
+# every step.  The held 32 KiB launch is captured, patched and (on a mismatch) issued
+# under the lowered limit: the shim lifts it around those, its graph runs under it.
+@test "engine: smemtoggle 200 (a kernel's shared memory limit 32 <-> 8 KiB each step), static cudart: same bytes, one window a step, graphed" {
+    eg_repeating engine_static smemtoggle 200 || return 1
+    eg_one_window_a_step 200
+}
+@test "engine: smemtoggle 200, shared cudart: same bytes, one window a step, graphed" {
+    eg_repeating engine_shared smemtoggle 200 || return 1
+    eg_one_window_a_step 200
+}
+@test "engine: smemtoggle 200 with a mismatch every 7th step (the 32 KiB launch goes out alone under 8 KiB): same bytes, no late failure, graphed" {
+    eg_repeating engine_static smemtoggle 200 7
 }
 
 # One window of 400 steps (8400 ops) and a single sync: no window ever repeats, so only

@@ -31,6 +31,13 @@
 //   engine_prog rare ITERS [E]   a training-like loop: ITERS steps of 20 kernels and one
 //                                memset, sync (with a D2H of the loss) only every E steps
 //                                (default 50) and at the end
+//   engine_prog smemtoggle ITERS [E]  as cuDNN does: k_smem's dynamic shared memory limit
+//                                set to 32 KiB, k_smem asking for 32 KiB (its input buffer
+//                                turns every iteration: a patch), k_affine, the limit set
+//                                to 8 KiB, k_smem asking for 8 KiB, k_affine, sync; every
+//                                E-th iteration (default 0: never) k_affine instead of the
+//                                8 KiB k_smem (a mismatch: the held 32 KiB launch goes out
+//                                on its own under the lower limit)
 //
 // stdout: one line per result buffer, "<mode> <buffer> bytes <n> fnv1a64 <hex>", the
 // FNV-1a hash of its exact bytes -- nothing that varies between runs, so stdout with and
@@ -104,6 +111,22 @@ __device__ float block_sum(float v)
         __syncthreads();
     }
     return sh[0];
+}
+
+// out[j] = in[j] * 3 + a sum over every word of the block's dynamic shared memory (words
+// of it), which is filled from in: a launch with less shared memory computes otherwise.
+__global__ void k_smem(const unsigned *in, unsigned *out, int n, unsigned words, unsigned salt)
+{
+    extern __shared__ unsigned sm[];
+    int base = blockIdx.x * blockDim.x, j = base + threadIdx.x;
+    unsigned acc = 0;
+    for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
+        sm[i] = in[(base + (int)i) % n] * 2654435761u + salt + i;
+    __syncthreads();
+    for (unsigned i = 0; i < words; i++)
+        acc += sm[(words - 1 - i + threadIdx.x) % words] ^ (i * 7u);
+    if (j < n)
+        out[j] = in[j] * 3u + acc;
 }
 
 // jacobi: relaxed 5-point stencil on a W x H grid, boundary copied; each block adds
@@ -504,6 +527,41 @@ static int mode_phases(int iters)
     return rc;
 }
 
+static void smem_limit(int bytes)
+{
+    CK(cudaFuncSetAttribute(k_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+static int mode_smemtoggle(int iters, int every)
+{
+    const int n = 1 << 14, bs = 256, g = n / bs, hi = 32 << 10, lo = 8 << 10;
+    cudaStream_t s = new_stream();
+    unsigned *buf[3] = { dev_u(n, 3u, s), dev_u(n, 4u, s), dev_u(n, 5u, s) };
+    unsigned *y = dev_u(n, 6u, s);
+    CK(cudaStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        smem_limit(hi);
+        KL(k_smem<<<g, bs, hi, s>>>(buf[it % 3], y, n, hi / 4, 1u));
+        KL(k_affine<<<g, bs, 0, s>>>(y, n, 3u, 1u));
+        smem_limit(lo);
+        if (every > 0 && it % every == every - 1)
+            KL(k_affine<<<g, bs, 0, s>>>(buf[(it + 1) % 3], n, 5u, 2u));
+        else
+            KL(k_smem<<<g, bs, lo, s>>>(y, buf[(it + 1) % 3], n, lo / 4, 2u));
+        KL(k_affine<<<g, bs, 0, s>>>(buf[0], n, 5u, 7u));
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("a", buf[0], n * sizeof(unsigned));
+    print_dev("b", buf[1], n * sizeof(unsigned));
+    print_dev("c", buf[2], n * sizeof(unsigned));
+    print_dev("y", y, n * sizeof *y);
+    for (int b = 0; b < 3; b++)
+        CK(cudaFree(buf[b]));
+    CK(cudaFree(y));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
 // --- main ------------------------------------------------------------------------------
 
 static int usage(const char *argv0)
@@ -512,7 +570,7 @@ static int usage(const char *argv0)
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
             "       churn ITERS |\n"
             "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
-            "       phases ITERS\n",
+            "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY]\n",
             argv0);
     return 2;
 }
@@ -531,6 +589,8 @@ int main(int argc, char **argv)
         rc = mode_tiny(a, b);
     } else if (!strcmp(g_mode, "rare")) {
         rc = mode_rare(a, argc > 3 ? b : 50);
+    } else if (!strcmp(g_mode, "smemtoggle")) {
+        rc = mode_smemtoggle(a, argc > 3 ? b : 0);
     } else if (argc != 3) {
         return usage(argv[0]);
     } else if (!strcmp(g_mode, "jacobi")) {

@@ -21,7 +21,7 @@ static CUresult check_dims(const sim_func *f, const unsigned g[3], const unsigne
         return CUDA_ERROR_INVALID_VALUE;
     if (g[0] > 2147483647u || g[1] > 65535 || g[2] > 65535)
         return CUDA_ERROR_INVALID_VALUE;
-    if (smem > 49152 && smem > (unsigned)f->max_dynamic_smem)
+    if (smem > (unsigned)f->max_dynamic_smem)
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
 }

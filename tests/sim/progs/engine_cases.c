@@ -56,6 +56,15 @@
  *                   failures are printed at the end).
  *   smem-lower-kernel  the same, add_one's limit set with cuKernelSetAttribute (in
  *                   the simulator a function is its own kernel).
+ *   smem-toggle     as cuDNN does: created non-blocking stream s; each iteration:
+ *                   add_one's limit set to 4 KiB, add_one asking for 4 KiB on a, b
+ *                   or c in turn (its args change: a patch), 2 launches, the limit
+ *                   set to 1 KiB, add_one asking for 1 KiB, a launch, then
+ *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
+ *                   launch after the lowering is scale's instead (a mismatch: the
+ *                   held ops go out one by one, add_one's over the lower limit).  With
+ *                   "kernel" as a 4th argument the limits are set with
+ *                   cuKernelSetAttribute.  Prints add_one's limit at the end.
  *   event-dead      event-churn, then 2 launches on s and a record of the last
  *                   iteration's (destroyed) event: prints the record's result.
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
@@ -152,6 +161,31 @@ static void smem_lower_iteration(int it)
     CK(cuStreamSynchronize(s));
     if (lowered)
         set_add_one_smem(65536);
+}
+
+/* ---- smem-toggle ---- */
+
+static void add_asking(CUdeviceptr *p, int smem)
+{
+    void *args[] = { p, &n };
+    CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, (unsigned)smem, s, args, NULL));
+    launches++;
+}
+
+static void smem_toggle_iteration(int it, int every)
+{
+    CUdeviceptr *turn[3] = { &a, &b, &c };
+    set_add_one_smem(4096);
+    add_asking(turn[it % 3], 4096);
+    neg(&b, s);
+    add(&c, s);
+    set_add_one_smem(1024);
+    if (every > 0 && it % every == every - 1)
+        neg(&c, s);                  /* where add_one was held: a mismatch */
+    else
+        add_asking(&a, 1024);
+    neg(&a, s);
+    CK(cuStreamSynchronize(s));
 }
 
 /* ---- threads ---- */
@@ -344,6 +378,7 @@ int main(int argc, char **argv)
     int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
     int dead = !strcmp(mode, "event-dead"), churn = dead || !strcmp(mode, "event-churn");
     int lower = !strcmp(mode, "smem-lower") || !strcmp(mode, "smem-lower-kernel");
+    int toggle = !strcmp(mode, "smem-toggle");
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
@@ -351,12 +386,12 @@ int main(int argc, char **argv)
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
     if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
-         strcmp(mode, "threads")) ||
-        iters <= 0 || every < (slow || unload ? 0 : 1)) {
+         !toggle && strcmp(mode, "threads")) ||
+        iters <= 0 || every < (slow || unload || toggle ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
                         "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
-                        "event-dead|smem-lower|smem-lower-kernel ITER "
-                        "[EVERY]\n");
+                        "event-dead|smem-lower|smem-lower-kernel|smem-toggle ITER "
+                        "[EVERY [kernel]]\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -386,6 +421,10 @@ int main(int argc, char **argv)
             smem_lower_iteration(it);
         printf("engine_cases: launches over the lowered limit that failed: %d\n",
                lowered_fails);
+    } else if (toggle) {
+        through_kernel = argc > 4 && !strcmp(argv[4], "kernel");
+        for (int it = 0; it < iters; it++)
+            smem_toggle_iteration(it, argc > 3 ? every : 0);
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
@@ -413,7 +452,7 @@ int main(int argc, char **argv)
     printf("engine_cases: b sum %ld\n", prog_sum_int(host, PROG_N));
     CK(cuMemcpyDtoH(host, c, sizeof host));
     printf("engine_cases: c sum %ld\n", prog_sum_int(host, PROG_N));
-    if (attr >= 0) {
+    if (attr >= 0 || toggle) {
         int v;
         CK(cuFuncGetAttribute(&v, SMEM, add_one));
         printf("engine_cases: add_one max dynamic shared memory %d\n", v);
