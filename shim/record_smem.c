@@ -15,7 +15,7 @@
  *    function's limit now is never recorded, it goes to the driver and fails there
  *    as without the shim.  The limits asked are kept per thread, valid while two
  *    generations stay as they were when asked;
- *  - raising (ag_smem_raise, ag_smem_restore): the backend lifts a function's limit
+ *  - raising (ag_smem_raise, ag_smem_restore): the backend lifts a kernel's limit
  *    to what a held op asks for around its own capture, issue or patch of that op,
  *    and puts the program's value back right after.  The raise lock is held from the
  *    first raise to the restore, and also around the program's own sets of the limit
