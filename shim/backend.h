@@ -37,6 +37,12 @@ struct ag_backend {
      * event are dropped. */
     int (*set_event)(void *exec, void *node, uintptr_t event);
 
+    /* Destroys the program's event `event`: a destroy the engine held back until the
+     * held ops that name it went out (engine_events.c).  NULL: an event's destroy
+     * ends the window instead.  A build may also meet an event op whose event is 0
+     * (the program destroyed it since): its node names the placeholder. */
+    int (*destroy_event)(uintptr_t event);
+
     /* Launches `exec` on streams[0], after all work already submitted to every
      * streams[i] and before any work submitted to them later. */
     int (*launch)(void *exec, const uintptr_t *streams, int nstreams);

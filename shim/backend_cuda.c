@@ -188,6 +188,13 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
     return CUDA_SUCCESS;
 }
 
+/* The program's event of an event op; 0 (destroyed since it was recorded, within
+ * the window: engine_events.c): the placeholder, which every replay patches. */
+static CUevent program_event(const struct ag_op *op)
+{
+    return op->event ? (CUevent)op->event : be.placeholder;
+}
+
 /* Issues op j of a chunk into the capture on stream s. */
 static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct node **node)
 {
@@ -200,13 +207,13 @@ static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct nod
     case AG_OP_EVENT_RECORD:
         rc = record(be.events[j], s);
         if (rc == CUDA_SUCCESS)
-            rc = record_flags((CUevent)op->event, s, CU_EVENT_RECORD_EXTERNAL);
+            rc = record_flags(program_event(op), s, CU_EVENT_RECORD_EXTERNAL);
         return rc ? rc : keep_node(op, s, node);
     case AG_OP_EVENT_WAIT:
         if (op->link >= 0)
             return wait(s, be.events[op->link], 0);
         if (op->link == AG_LINK_EXTERNAL) {
-            rc = wait(s, (CUevent)op->event, CU_EVENT_WAIT_EXTERNAL);
+            rc = wait(s, program_event(op), CU_EVENT_WAIT_EXTERNAL);
             return rc ? rc : keep_node(op, s, node);
         }
         return CUDA_SUCCESS;                 /* implied by the chunk order */
@@ -351,6 +358,14 @@ static int backend_set_event(void *exec, void *node, uintptr_t event)
     return exec ? set_exec_event((CUgraphExec)exec, node, e) : set_graph_event(node, e);
 }
 
+/* A destroy of the program's that the engine held until the ops naming the event
+ * went out. */
+static int backend_destroy_event(uintptr_t event)
+{
+    DRIVER(destroy, cuEventDestroy);
+    return destroy((CUevent)event);
+}
+
 /* A node whose limit the program lowered since it was built cannot be patched under
  * the lower limit: it is lifted around the patch, in the node's context. */
 static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op)
@@ -461,6 +476,7 @@ const struct ag_backend ag_cuda_backend = {
     .issue = backend_issue,
     .build = backend_build,
     .set_event = backend_set_event,
+    .destroy_event = backend_destroy_event,
     .instantiate = backend_instantiate,
     .patch = backend_patch,
     .launch = backend_launch,

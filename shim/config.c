@@ -179,6 +179,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->keep_graph = parse_word(get, "AUTOGRAPH_KEEP_GRAPH", bool_words, 0, "0");
     out->hold_runtime = parse_word(get, "AUTOGRAPH_HOLD_RUNTIME", bool_words, 1, "1");
     out->smem_flush = parse_word(get, "AUTOGRAPH_SMEM_FLUSH", bool_words, 0, "0");
+    out->destroy_flush = parse_word(get, "AUTOGRAPH_DESTROY_FLUSH", bool_words, 0, "0");
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by engine_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */

@@ -45,6 +45,7 @@ struct ag_engine_params {
     int max_graphs;      /* templates kept; least recently used dropped (0: no bound) */
     int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
     const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */
+    int destroy_flush;   /* an event's destroy ends the window (engine_events.c) */
 };
 
 /* Starts the engine (once).  Until then every call passes through. */
@@ -139,6 +140,14 @@ void ag_engine_stream_created(uintptr_t stream);
 /* The program created an event with this handle (it may reuse a destroyed one's:
  * engine_events.c). */
 void ag_engine_event_created(uintptr_t event);
+
+/* The program is destroying `event` (engine_events.c): what its wrapper does with
+ * the call.  AG_DESTROY_NOW: makes it now (the window goes on; the graphs' nodes that
+ * name the event are parked); AG_DESTROY_HELD: returns success without making it (the
+ * engine has it made once the held ops that name the event went out); AG_DESTROY_FLUSH:
+ * a flush point as before (ag_engine_before, then the call). */
+enum { AG_DESTROY_NOW = 0, AG_DESTROY_HELD = 1, AG_DESTROY_FLUSH = 2 };
+int ag_engine_event_destroying(uintptr_t event);
 
 /* Drops every graph (their objects are destroyed through the backend). */
 void ag_engine_drop_graphs(const char *why);

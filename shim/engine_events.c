@@ -1,4 +1,5 @@
-/* engine_events.c -- graphs that outlive the program's events.
+/* engine_events.c -- graphs that outlive the program's events, and windows that go on
+ * across an event's destroy.
  *
  * A graph names some of the program's events itself: an event record node for each
  * cuEventRecord it stands for, an event wait node for each wait on an event recorded
@@ -15,13 +16,27 @@
  *     a new event with that handle makes it live again (ag_engine_event_created).
  * Without the backend's set_event, or when a node cannot be parked, the graphs that
  * name the event go, as they did before (counted by ag_note_program_drop).
+ *
+ * A destroy does not end the window (ag_engine_event_destroying; cuDNN destroys an
+ * event in the middle of every PyTorch CNN step).  The window's ops that name the
+ * event forget it (their event bytes zeroed, so a graph built from the window names
+ * the placeholder there, and its evmap entry unlinked, so a new event with the same
+ * handle is not taken for it).  When a held op names the event (a replay holds its
+ * record or wait, not yet issued), the destroy itself is held: the program gets
+ * success, and the backend destroys the event right after those ops went out, in
+ * their chunk's launch or issued eagerly (ag_events_release_held).  Until then the
+ * driver cannot give the handle to a new event.  AUTOGRAPH_DESTROY_FLUSH=1, or a
+ * backend without destroy_event: a destroy ends the window, as it did before.
  */
 #include "engine_internal.h"
+
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define AG_DEAD_EVENTS 1024         /* destroyed handles remembered */
+#define AG_HELD_DESTROYS 16         /* destroys held at once; one more ends the window */
 
 struct dead_event {
     uintptr_t event;
@@ -33,6 +48,8 @@ static struct dead_event *dead_events;          /* by handle */
 static uintptr_t dead_ring[AG_DEAD_EVENTS];     /* in destroy order: the oldest goes */
 static unsigned dead_next;
 static unsigned dead_event_count;   /* read unlocked by ag_engine_event_created */
+static uintptr_t held_destroys[AG_HELD_DESTROYS];  /* in the program's order */
+static int nheld_destroys;
 
 /* ---- the dead handles ---------------------------------------------------------------- */
 
@@ -90,6 +107,7 @@ void ag_events_forget_all(void)
         forget_dead(d);
     memset(dead_ring, 0, sizeof dead_ring);
     dead_next = 0;
+    nheld_destroys = 0;
 }
 
 /* ---- parking the nodes of a destroyed event ------------------------------------------ */
@@ -161,5 +179,94 @@ void ag_events_destroyed(uintptr_t event)
             ag_replay_abort("an event of the graph was destroyed");
         ag_note_program_drop(t);
         ag_template_retire(t, "an event it records or waits on was destroyed");
+    }
+}
+
+/* ---- a destroy inside a window ------------------------------------------------------- */
+
+/* Whether an op the replay holds (not yet issued) records or waits on `event`. */
+static int held_op_names(uintptr_t event)
+{
+    for (size_t i = ag_eng.w.n; i-- > 0;) {
+        const struct ag_wop *o = &ag_eng.w.ops[i];
+        if (o->held && ag_is_event_op(o->kind) && o->event == event)
+            return 1;
+    }
+    return 0;
+}
+
+/* The window's ops that name `event` (all issued: eagerly, or in a launched chunk)
+ * forget it: a graph built from the window names the backend's placeholder there,
+ * which its replays patch to their own event. */
+static void window_forgets(uintptr_t event)
+{
+    struct ag_window *w = &ag_eng.w;
+    for (size_t i = 0; i < w->n; i++) {
+        struct ag_wop *o = &w->ops[i];
+        if (!ag_is_event_op(o->kind) || o->event != event)
+            continue;
+        o->event = 0;
+        if (!o->light && o->args_len == sizeof(uint64_t))
+            memset(w->arena + o->args_off, 0, sizeof(uint64_t));
+    }
+    ag_window_forget_event(w, event);
+}
+
+/* `event` is gone for the engine: the window forgets it, the graphs' nodes are parked. */
+static void event_gone(uintptr_t event)
+{
+    window_forgets(event);
+    ag_events_destroyed(event);
+}
+
+static int destroying(uintptr_t event)
+{
+    if (ag_eng.p.destroy_flush || ag_eng.be->destroy_event == NULL || ag_eng.app_capturing ||
+        ag_engine_is_paused())
+        return AG_DESTROY_FLUSH;
+    if (held_op_names(event)) {
+        if (nheld_destroys == AG_HELD_DESTROYS)
+            return AG_DESTROY_FLUSH;
+        held_destroys[nheld_destroys++] = event;
+        ag_eng.s.destroys_in_window++;
+        ag_eng.s.destroys_held++;
+        return AG_DESTROY_HELD;
+    }
+    ag_eng.s.destroys_in_window += ag_eng.w.n > 0;
+    event_gone(event);
+    return AG_DESTROY_NOW;
+}
+
+int ag_engine_event_destroying(uintptr_t event)
+{
+    int how;
+    if (!ag_engine_running())
+        return AG_DESTROY_FLUSH;
+    ag_engine_lock();
+    how = destroying(event);
+    ag_engine_unlock();
+    return how;
+}
+
+/* After the held ops went out (engine_replay.c): the destroys held for them are made,
+ * in the program's order, each event's nodes parked first. */
+void ag_events_release_held(void)
+{
+    uintptr_t events[AG_HELD_DESTROYS];
+    int n = nheld_destroys;
+    if (n == 0)
+        return;
+    memcpy(events, held_destroys, (size_t)n * sizeof *events);
+    nheld_destroys = 0;              /* a replay that event_gone aborts finds none */
+    for (int i = 0; i < n; i++) {
+        int rc;
+        event_gone(events[i]);
+        rc = ag_eng.be->destroy_event(events[i]);
+        ag_log(AG_LOG_DEBUG, "event %p destroyed, held until the ops naming it went out: "
+               "%d", (void *)events[i], rc);
+        if (rc != 0)
+            ag_log(AG_LOG_WARN, "destroying event %p, held until the ops naming it were "
+                   "issued, failed (error %d); the program saw success for it",
+                   (void *)events[i], rc);
     }
 }

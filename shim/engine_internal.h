@@ -179,6 +179,8 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
     unsigned long events_parked;    /* event nodes parked when their event was destroyed */
     unsigned long events_repointed; /* event nodes patched to the program's event */
+    unsigned long destroys_in_window;  /* event destroys made within a window, which went on */
+    unsigned long destroys_held;    /* of those, held until the ops naming the event went out */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
@@ -251,6 +253,9 @@ double ag_now_us(void);
 /* engine_window.c */
 void ag_window_reset(struct ag_window *w);
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
+/* The program destroyed `event`: a later wait on a new event with its handle is not
+ * linked to its record. */
+void ag_window_forget_event(struct ag_window *w, uintptr_t event);
 /* A kernel launch the replay's fast path matched, held: what ag_window_append does
  * for it, less what such an op cannot need (an event to link, a context or a light
  * recording to check: it matched a template op of the window's context). */
@@ -292,6 +297,7 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
 int ag_event_is_dead(uintptr_t event);
 void ag_events_destroyed(uintptr_t event);
 void ag_events_forget_all(void);
+void ag_events_release_held(void);  /* the held ops went out: the held destroys are made */
 
 /* engine_replay.c */
 int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);

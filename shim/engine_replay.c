@@ -70,6 +70,7 @@ void ag_replay_abort(const char *why)
     ag_eng.w.period_base = ag_eng.w.n;
     ag_eng.w.period = 0;
     ag_eng.w.run = 0;
+    ag_events_release_held();        /* no op is held any more */
 }
 
 static int ensure_pending(const struct ag_template *t)
@@ -174,6 +175,7 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
         ag_eng.w.ops[i].held = 0;
     if (r->pos < t->nops) {
         r->chunk++;
+        ag_events_release_held();    /* the chunk is launched: no op is held */
         return AG_HELD;
     }
     t->replays++;

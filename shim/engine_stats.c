@@ -131,6 +131,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%sevicted %lu\n", prefix, s->evicted);
     fprintf(out, "%sevents_parked %lu\n", prefix, s->events_parked);
     fprintf(out, "%sevents_repointed %lu\n", prefix, s->events_repointed);
+    fprintf(out, "%sdestroys_in_window %lu\n", prefix, s->destroys_in_window);
+    fprintf(out, "%sdestroys_held %lu\n", prefix, s->destroys_held);
     fprintf(out, "%sgraph_bytes_peak %zu\n", prefix, s->graph_bytes_peak);
     fprintf(out, "%sretired_freed_memory %lu\n", prefix, s->freed_retired);
     fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);

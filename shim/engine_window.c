@@ -138,17 +138,26 @@ static struct ag_evpos *event_slot(struct ag_window *w, uintptr_t event, int cre
     return NULL;
 }
 
+#define NO_RECORD UINT32_MAX        /* an evmap entry of a destroyed event */
+
 static void link_events(struct ag_window *w, struct ag_wop *o)
 {
     struct ag_evpos *e;
     if (o->kind == AG_OP_EVENT_WAIT) {
         e = event_slot(w, o->event, 0);
-        o->link_back = e ? (uint32_t)(w->n - e->pos) : 0;
+        o->link_back = e && e->pos != NO_RECORD ? (uint32_t)(w->n - e->pos) : 0;
     } else if (o->kind == AG_OP_EVENT_RECORD) {
         e = event_slot(w, o->event, 1);
         if (e)
             e->pos = (uint32_t)w->n;
     }
+}
+
+void ag_window_forget_event(struct ag_window *w, uintptr_t event)
+{
+    struct ag_evpos *e = event_slot(w, event, 0);
+    if (e)
+        e->pos = NO_RECORD;         /* kept: unlinking would cut other entries' probes */
 }
 
 /* The op's shape and args go to the arena, unless it was recorded light. */

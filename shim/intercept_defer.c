@@ -56,6 +56,7 @@ static void decide_engine(void)
         .skim_after = cfg->skim_after,
         .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,
         .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
+        .destroy_flush = cfg->destroy_flush,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);

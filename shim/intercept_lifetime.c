@@ -7,11 +7,14 @@
  * table's freed list when the call succeeds.  A stream creation tells the engine
  * that the handle is a live stream (it may be a destroyed stream's handle reused;
  * a replay never maps a destroyed stream); so does an event creation (a replay never
- * holds an op on a destroyed event: engine_events.c).  An adapter reads the address
- * and size from the call's own arguments; trailing arguments it does not need are
- * absorbed by `...`.  Not tracked: the 32-bit v1 ABI (cuMemAlloc, cuMemAllocPitch,
- * cuMemAllocHost, cuMemFree without _v2), address reservations (no memory), and
- * cuMemRelease (a mapped handle's memory lives until its cuMemUnmap).
+ * holds an op on a destroyed event: engine_events.c).  An event's destroy is the
+ * engine's to decide (engine_events.c): made now while the window goes on, held
+ * until the held ops that name the event went out, or a flush point as before.  An
+ * adapter reads the address and size from the call's own arguments; trailing
+ * arguments it does not need are absorbed by `...`.  Not tracked: the 32-bit v1 ABI
+ * (cuMemAlloc, cuMemAllocPitch, cuMemAllocHost, cuMemFree without _v2), address
+ * reservations (no memory), and cuMemRelease (a mapped handle's memory lives until its
+ * cuMemUnmap).
  * With AUTOGRAPH=off nothing is tracked.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -162,6 +165,33 @@ static void event_out_after(CUresult result, int id, CUevent *e, ...)
     if (result == CUDA_SUCCESS)
         ag_engine_event_created((uintptr_t)*e);
 }
+
+/* ---- event destroys: the engine decides -------------------------------------------- */
+
+/* A destroy the engine holds is answered CUDA_SUCCESS here (the engine makes it
+ * later); one it wants as a flush point takes the usual way first. */
+#define AG_EVENT_DESTROY(sym)                                                  \
+    AG_EXPORT CUresult sym AG_PARAMS_##sym                                     \
+    {                                                                          \
+        CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
+        CUresult result;                                                       \
+        if (real == NULL)                                                      \
+            return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
+        switch (ag_engine_event_destroying((uintptr_t)AG_ARG0_##sym)) {        \
+        case AG_DESTROY_HELD:                                                  \
+            ag_count_call(AG_EP_##sym, 0);                                     \
+            return CUDA_SUCCESS;                                               \
+        case AG_DESTROY_FLUSH:                                                 \
+            ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);       \
+            break;                                                             \
+        }                                                                      \
+        AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                \
+        ag_call_done(AG_EP_##sym, result);                                     \
+        return result;                                                         \
+    }
+
+AG_EVENT_DESTROY(cuEventDestroy)
+AG_EVENT_DESTROY(cuEventDestroy_v2)
 
 /* ---- the table ------------------------------------------------------------------- */
 

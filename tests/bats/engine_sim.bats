@@ -573,6 +573,50 @@ want() {
     grep -q 'replay stopped at op [0-9]*: launching chunk 0 failed (error 999)' "$tmp/shim.err"
 }
 
+# destroys_made: the shim run's new events got a destroyed one's handle at least half as
+# often as the plain run's (a destroy the shim held and never made keeps its handle
+# taken); nothing to compare where the plain run saw no reuse (ASan holds freed memory)
+destroys_made() {
+    local plain shim
+    plain=$(sed -n 's/^engine_cases: event handle reused //p' "$tmp/plain.err")
+    shim=$(sed -n 's/^engine_cases: event handle reused //p' "$tmp/shim.err")
+    if [ "${shim:-0}" -lt $(( ${plain:-0} / 2 )) ]; then
+        echo "FAIL: handles reused $shim times with the shim, $plain without: destroys not made?"
+        return 1
+    fi
+}
+
+@test "engine_cases: events destroyed inside the window end no window: destroyed at once, or, while a held op names the event, once it went out (AUTOGRAPH_DESTROY_FLUSH=1: a flush point): same log, graphed" {
+    cases event-mid 40
+    want windows -le 41              # one a step
+    want templates -eq 1
+    want build_failures -eq 0        # a destroyed event's record was built on the placeholder
+    want replays -ge 35
+    want destroys_in_window -ge 76
+    want destroys_held -ge 70        # one chunk: both records still held at the destroys
+    destroys_made
+    local CASES_ENV=(AUTOGRAPH_CHUNK=1 AUTOGRAPH_CHUNK_GROWTH=1)
+    cases event-mid 40               # a chunk an op: each record launched before its destroy
+    want windows -le 41
+    want replays -ge 35
+    want destroys_in_window -ge 76
+    want destroys_held -eq 0
+    destroys_made
+    CASES_ENV=(AUTOGRAPH_DESTROY_FLUSH=1)
+    cases event-mid 40
+    want "flush destroy" -ge 76      # both destroys, every step, as before
+    want destroys_in_window -eq 0
+}
+
+@test "engine_cases: a mismatch just after a held destroy: the held ops go out in order, then the destroy: same log" {
+    cases event-mid 40 5
+    want mismatches -ge 5
+    want destroys_held -ge 30
+    want late_issue_failures -eq 0
+    destroys_made
+    grep -q 'replay stopped at op 8: a different op' "$tmp/shim.err"
+}
+
 # runtime TAG [VAR=VALUE...]: build/sim/progs/runtime_launch 40 with the shim and those
 # variables (summary in $tmp/TAG.summary, loaded into S); fails unless it matches the
 # run without the shim ("plain", made first); sets MADE and REACHED from its stderr

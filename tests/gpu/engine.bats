@@ -7,7 +7,7 @@
 #
 # Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
 # static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, churn, legacy,
-# norepeat, hostwork, rare, smemtoggle).  Each prints one line per result buffer with a hash of its
+# norepeat, hostwork, rare, smemtoggle, eventmid).  Each prints one line per result buffer with a hash of its
 # exact bytes.  For every workload and both builds: run without the shim -> A, with the
 # shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
 # exit summary (AUTOGRAPH_SUMMARY_FILE) shows launches_graphed > 0 for the repeating
@@ -177,18 +177,29 @@ eg_phases() {
     eg_repeating engine_shared rare 300
 }
 
+# eg_summary_wants KEY OP N [KEY OP N...]: after eg_pair: each summary count KEY (summed
+# over the run's summary files) OP N (a test operator: -le, -ge, ...); all of them are
+# logged, and the ones that miss are said.
+eg_summary_wants() {
+    local have line="" bad=0
+    while [ $# -ge 3 ]; do
+        have=$(ag_sum "$1" "$BATS_TEST_TMPDIR"/b.sum.*)
+        line+=" $1 $have"
+        if ! [ "$have" "$2" "$3" ]; then
+            echo "summary: $1 is $have, want $2 $3" >&2
+            bad=1
+        fi
+        shift 3
+    done
+    ag_log "${line# }"
+    return $bad
+}
+
 # eg_one_window_a_step ITERS: after eg_repeating: the limit changes ended no window (one
 # per iteration, a few more for the setup: 204 for 200 on the H100) and the turning
 # input was patched.
 eg_one_window_a_step() {
-    local windows patches
-    windows=$(ag_sum windows "$BATS_TEST_TMPDIR"/b.sum.*)
-    patches=$(ag_sum patches "$BATS_TEST_TMPDIR"/b.sum.*)
-    ag_log "windows $windows patches $patches for $1 iterations"
-    if [ "$windows" -gt $(($1 + 10)) ] || [ "$patches" -lt 1 ]; then
-        echo "windows $windows (want <= $(($1 + 10))), patches $patches (want >= 1)" >&2
-        return 1
-    fi
+    eg_summary_wants windows -le $(($1 + 10)) patches -ge 1
 }
 
 # cuDNN's pattern: a kernel's dynamic shared memory limit up, a launch, down, a launch,
@@ -204,6 +215,47 @@ eg_one_window_a_step() {
 }
 @test "engine: smemtoggle 200 with a mismatch every 7th step (the 32 KiB launch goes out alone under 8 KiB): same bytes, no late failure, graphed" {
     eg_repeating engine_static smemtoggle 200 7
+}
+
+# eg_repeating_with VAR=VALUE... PROG ARGS...: eg_pair on build/gpu/PROG ARGS with those
+# variables set (both runs); the engine graphed some launches.
+eg_repeating_with() {
+    local vars=()
+    while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+    eg_pair_cmd "$* (${vars[*]})" env "${vars[@]}" "$AG_BIN/$1" "${@:2}" || return 1
+    [ "$EG_GRAPHED" -gt 0 ] || { echo "$* (${vars[*]}): launches_graphed is 0" >&2; return 1; }
+}
+
+# eg_destroys_in_window ITERS [OP N]: after eg_pair: the events destroyed inside the
+# window (3 an iteration) ended no window (one per iteration, a few more for the setup),
+# and the count of those destroys that were held until their ops went out is OP N
+# (default: -ge 0).
+eg_destroys_in_window() {
+    eg_summary_wants windows -le $(($1 + 10)) destroys_in_window -ge $((3 * $1 - 30)) \
+        destroys_held "${2:--ge}" "${3:-0}"
+}
+
+# cuDNN's pattern in a PyTorch CNN step: the fork and join events made anew and destroyed
+# inside the window.  A destroy is held until the chunk that records its event is
+# launched (the step's 13 ops are one chunk: every destroy is held, 594 of 600 on the
+# H100); with a chunk an op (AUTOGRAPH_CHUNK=1) each record is launched before its
+# destroy, which goes to the driver at once.
+@test "engine: eventmid 200 (fork and join events destroyed inside the window every step), static cudart: same bytes, one window a step, the destroys held, graphed" {
+    eg_repeating engine_static eventmid 200 || return 1
+    eg_destroys_in_window 200 -ge 500
+}
+@test "engine: eventmid 200, shared cudart: same bytes, one window a step, the destroys held, graphed" {
+    eg_repeating engine_shared eventmid 200 || return 1
+    eg_destroys_in_window 200 -ge 500
+}
+@test "engine: eventmid 200 in chunks of one op (AUTOGRAPH_CHUNK=1: each record launched before its destroy, which goes out at once): same bytes, one window a step, graphed" {
+    eg_repeating_with AUTOGRAPH_CHUNK=1 AUTOGRAPH_CHUNK_GROWTH=1 engine_static eventmid 200 ||
+        return 1
+    eg_destroys_in_window 200 -le 10
+}
+@test "engine: eventmid 200 with a mismatch every 7th step (just after the fork's destroy, held in one chunk): same bytes, no late failure, graphed" {
+    eg_repeating engine_static eventmid 200 7 || return 1
+    eg_summary_wants mismatches -ge 20 && eg_destroys_in_window 200 -ge 100
 }
 
 # One window of 400 steps (8400 ops) and a single sync: no window ever repeats, so only

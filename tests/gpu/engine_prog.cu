@@ -17,6 +17,13 @@
 //   engine_prog churn ITERS      forkjoin's loop with its fork event made anew each
 //                                iteration and destroyed after the sync (timing on: the
 //                                time from a start event to it is asked for after the sync)
+//   engine_prog eventmid ITERS [E]  forkjoin's loop as cuDNN runs it in a PyTorch CNN
+//                                step: the fork and join events made anew every
+//                                iteration and destroyed inside the window (fork after
+//                                the joins, before k_combine; the joins after it, before a
+//                                last k_affine), then the sync; every E-th iteration
+//                                (default 0: never) k_affine comes before k_combine (a
+//                                mismatch just after fork's destroy)
 //   engine_prog legacy ITERS     5 kernels on the legacy default stream (stream 0), then
 //                                cudaDeviceSynchronize
 //   engine_prog norepeat ITERS   windows that never repeat: the kernel sequence of window w
@@ -306,11 +313,56 @@ static int mode_scalar(int iters)
     return 0;
 }
 
-// forkjoin and churn: churn makes the fork event anew every iteration and destroys it
-// after the sync (as cuDNN and PyTorch do), with timing on: after each sync the time
-// from `start` (recorded first) to `fork` is asked for, which fails unless both were
-// really recorded.  The count of iterations where it did not fail goes to stderr.
-static int mode_forkjoin(int iters, int churn)
+// The fork and join of forkjoin, churn and eventmid: k_heavy on s0, fork recorded there,
+// s1 and s2 wait for it, k_heavy twice on s1 and once on s2, j1 and j2 recorded on them,
+// s0 waits for both.
+static void fork_and_join(cudaStream_t s0, cudaStream_t s1, cudaStream_t s2,
+                          cudaEvent_t fork, cudaEvent_t j1, cudaEvent_t j2, unsigned *a,
+                          unsigned *b, unsigned *c, int n)
+{
+    const int bs = 256, g = n / bs;
+    KL(k_heavy<<<g, bs, 0, s0>>>(a, a, n, 11u, 32));
+    CK(cudaEventRecord(fork, s0));
+    CK(cudaStreamWaitEvent(s1, fork, 0));
+    CK(cudaStreamWaitEvent(s2, fork, 0));
+    KL(k_heavy<<<g, bs, 0, s1>>>(b, a, n, 22u, 64));
+    KL(k_heavy<<<g, bs, 0, s2>>>(c, a, n, 33u, 64));
+    KL(k_heavy<<<g, bs, 0, s1>>>(b, b, n, 23u, 16));
+    CK(cudaEventRecord(j1, s1));
+    CK(cudaEventRecord(j2, s2));
+    CK(cudaStreamWaitEvent(s0, j1, 0));
+    CK(cudaStreamWaitEvent(s0, j2, 0));
+}
+
+// eventmid: fork, j1 and j2 made anew every iteration and destroyed inside the window,
+// as cuDNN does (the shim holds a destroy while a held op still names its event).
+static void eventmid_iteration(int it, int every, cudaStream_t s0, cudaStream_t s1,
+                               cudaStream_t s2, unsigned *a, unsigned *b, unsigned *c,
+                               int n)
+{
+    const int bs = 256, g = n / bs;
+    int swap = every > 0 && it % every == every - 1;
+    cudaEvent_t fork, j1, j2;
+    CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&j1, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&j2, cudaEventDisableTiming));
+    fork_and_join(s0, s1, s2, fork, j1, j2, a, b, c, n);
+    CK(cudaEventDestroy(fork));
+    if (swap)
+        KL(k_affine<<<g, bs, 0, s0>>>(a, n, 5u, 3u));
+    KL(k_combine<<<g, bs, 0, s0>>>(a, b, c, n));
+    CK(cudaEventDestroy(j1));
+    CK(cudaEventDestroy(j2));
+    KL(k_affine<<<g, bs, 0, s0>>>(a, n, 3u, 1u));
+    CK(cudaStreamSynchronize(s0));
+}
+
+// forkjoin, churn and eventmid (mid_every >= 0: eventmid_iteration).  churn makes the
+// fork event anew every iteration and destroys it after the sync (as cuDNN and PyTorch
+// do), with timing on: after each sync the time from `start` (recorded first) to `fork`
+// is asked for, which fails unless both were really recorded.  The count of iterations
+// where it did not fail goes to stderr.
+static int mode_forkjoin(int iters, int churn, int mid_every)
 {
     const int n = 1 << 16, bs = 256, g = n / bs;
     cudaStream_t s0 = new_stream(), s1 = new_stream(), s2 = new_stream();
@@ -325,21 +377,15 @@ static int mode_forkjoin(int iters, int churn)
     CK(cudaStreamSynchronize(s0));
     for (int it = 0; it < iters; it++) {
         float ms;
+        if (mid_every >= 0) {
+            eventmid_iteration(it, mid_every, s0, s1, s2, a, b, c, n);
+            continue;
+        }
         if (churn) {
             CK(cudaEventCreate(&fork));
             CK(cudaEventRecord(start, s0));
         }
-        KL(k_heavy<<<g, bs, 0, s0>>>(a, a, n, 11u, 32));
-        CK(cudaEventRecord(fork, s0));
-        CK(cudaStreamWaitEvent(s1, fork, 0));
-        CK(cudaStreamWaitEvent(s2, fork, 0));
-        KL(k_heavy<<<g, bs, 0, s1>>>(b, a, n, 22u, 64));
-        KL(k_heavy<<<g, bs, 0, s2>>>(c, a, n, 33u, 64));
-        KL(k_heavy<<<g, bs, 0, s1>>>(b, b, n, 23u, 16));
-        CK(cudaEventRecord(j1, s1));
-        CK(cudaEventRecord(j2, s2));
-        CK(cudaStreamWaitEvent(s0, j1, 0));
-        CK(cudaStreamWaitEvent(s0, j2, 0));
+        fork_and_join(s0, s1, s2, fork, j1, j2, a, b, c, n);
         KL(k_combine<<<g, bs, 0, s0>>>(a, b, c, n));
         CK(cudaStreamSynchronize(s0));
         if (churn) {
@@ -568,7 +614,7 @@ static int usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
-            "       churn ITERS |\n"
+            "       churn ITERS | eventmid ITERS [MISMATCH_EVERY] |\n"
             "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
             "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY]\n",
             argv0);
@@ -591,6 +637,8 @@ int main(int argc, char **argv)
         rc = mode_rare(a, argc > 3 ? b : 50);
     } else if (!strcmp(g_mode, "smemtoggle")) {
         rc = mode_smemtoggle(a, argc > 3 ? b : 0);
+    } else if (!strcmp(g_mode, "eventmid")) {
+        rc = mode_forkjoin(a, 0, argc > 3 ? b : 0);
     } else if (argc != 3) {
         return usage(argv[0]);
     } else if (!strcmp(g_mode, "jacobi")) {
@@ -598,9 +646,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(g_mode, "scalar")) {
         rc = mode_scalar(a);
     } else if (!strcmp(g_mode, "forkjoin")) {
-        rc = mode_forkjoin(a, 0);
+        rc = mode_forkjoin(a, 0, -1);
     } else if (!strcmp(g_mode, "churn")) {
-        rc = mode_forkjoin(a, 1);
+        rc = mode_forkjoin(a, 1, -1);
     } else if (!strcmp(g_mode, "legacy")) {
         rc = mode_legacy(a);
     } else if (!strcmp(g_mode, "norepeat")) {

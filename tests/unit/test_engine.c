@@ -332,6 +332,99 @@ static void test_memory_freed(void)
     CHECK(builds == 3 && same_order());
 }
 
+/* ---- event destroys inside a window --------------------------------------------------- */
+
+static int destroyed_at[64];         /* nexecuted when each event was destroyed */
+static uintptr_t destroyed_event[64];
+static int ndestroyed;
+
+static void note_destroy(uintptr_t event)
+{
+    destroyed_event[ndestroyed] = event;
+    destroyed_at[ndestroyed++] = nexecuted;
+}
+
+static int fake_set_event(void *exec, void *node, uintptr_t event)
+{
+    if (exec)                        /* parked: the next replay patches it */
+        ((struct fake_graph *)exec)->args[(intptr_t)node - 1] = event;
+    return 0;
+}
+
+static int fake_destroy_event(uintptr_t event)
+{
+    note_destroy(event);
+    return 0;
+}
+
+static const struct ag_backend fake_events = {
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec, .set_event = fake_set_event,
+    .destroy_event = fake_destroy_event,
+};
+
+/* The program records `event` on the usual stream (the log gets the handle). */
+static void submit_record(uintptr_t event)
+{
+    static const unsigned char shape[8] = { 0xee };
+    uint64_t handle = event;
+    struct ag_op op = {
+        .kind = AG_OP_EVENT_RECORD, .stream = 0x1000, .ctx = 1, .event = event,
+        .shape = shape, .shape_len = 8, .args = (const unsigned char *)&handle,
+        .args_len = 8, .hash = ag_hash_bytes(9, shape, 8),
+    };
+    submitted_stream[nsubmitted] = op.stream;
+    submitted[nsubmitted++] = handle;
+    if (ag_engine_offer(&op) == AG_EAGER) {
+        fake_issue(&op);
+        ag_engine_done(&op, 0);
+    }
+}
+
+/* The program destroys `event`: made now (logged here) unless the engine holds it. */
+static int destroy(uintptr_t event)
+{
+    int how = ag_engine_event_destroying(event);
+    if (how != AG_DESTROY_HELD)
+        note_destroy(event);
+    return how;
+}
+
+/* An event made anew every step and destroyed just after its record, in the middle of
+ * the window: the window goes on (one a step, graphed).  Eagerly the destroy is made
+ * at once (after 2 values of the step's 9); while the replay holds the record, it is
+ * held and made as soon as its chunk (the first 4 ops) is launched, never later. */
+static void test_event_destroys(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    int held = 0;
+    reset();
+    ndestroyed = 0;
+    CHECK(destroy(0x7000) == AG_DESTROY_FLUSH);   /* no destroy_event: a flush point */
+    ag_eng.be = &fake_events;
+    ndestroyed = 0;
+    for (int it = 0; it < 8; it++) {
+        uintptr_t event = 0x70000 + 16 * (uintptr_t)it;
+        submit(1, 1);
+        submit_record(event);
+        held += destroy(event) == AG_DESTROY_HELD;
+        for (int k = 2; k <= 8; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(same_order());
+    CHECK(builds == 2 && launches == 2 * 6);      /* chunks of 4 + 5, from the third */
+    CHECK(held == 6 && ag_eng.s.destroys_held == 6 && ag_eng.s.destroys_in_window == 8);
+    CHECK(ag_eng.s.windows == 8 && ag_eng.s.flush[AG_FLUSH_LIFETIME] == 0);
+    CHECK(ndestroyed == 8);
+    for (int it = 0; it < 8 && it < ndestroyed; it++) {
+        CHECK(destroyed_event[it] == 0x70000 + 16 * (uintptr_t)it);
+        CHECK(destroyed_at[it] == 9 * it + (it < 2 ? 2 : 4));
+    }
+    ag_eng.be = was;
+}
+
 /* Chunk plan tuning (AUTOGRAPH_CHUNK_TUNE): each candidate plan is timed over N
  * replays by the engine's clock, which here advances by a cost per window that the
  * test sets from the chunks launched in it; the plan with the shortest median is
@@ -550,5 +643,6 @@ int main(void)
     test_skimming();
     test_memory_freed();
     test_chunk_tuning();
+    test_event_destroys();
     return check_finish("test_engine");
 }

@@ -48,6 +48,17 @@
  *                   N" on stderr (iterations whose new event had the destroyed one's handle: the
  *                   window repeats only then; not under ASan, whose allocator holds
  *                   freed memory back).
+ *   event-mid       created non-blocking streams s and s2; each iteration, as cuDNN
+ *                   does in a PyTorch CNN step: two events created (fork, join), 2
+ *                   launches on s, fork recorded there, s2 waits for it, 2 launches on
+ *                   s2, join recorded there, s waits for it, fork destroyed (inside the
+ *                   window: a replay may still hold its record), 4 launches on s, join
+ *                   destroyed, a launch, cuStreamSynchronize(s); every EVERY-th
+ *                   iteration (0: never) the 2 launches after fork's destroy come in
+ *                   the other order (a mismatch: the held ops go out, then the held
+ *                   destroy).  Prints "engine_cases: event handle reused N" on stderr
+ *                   as event-churn does (a destroy the shim never made would leave
+ *                   the handle taken).
  *   smem-lower      created non-blocking stream s, a launch, scale's limit set to 2 KiB
  *                   (the shim checks launches' limits from then on), add_one's to 64 KiB; each
  *                   iteration: add_one asking for 60 KiB, 7 launches,
@@ -301,20 +312,27 @@ static void unload_iteration(CUmodule *mod, int it, int every)
 static CUevent last_fork;
 static int fork_reused;              /* iterations whose new event had the last one's handle */
 
-static void churn_iteration(void)
+/* 2 launches on s, fork recorded there, s2 waits for it, 2 launches on s2, join
+ * recorded there, s waits for it (event-churn and event-mid). */
+static void fork_and_join(CUevent fork, CUevent join)
 {
-    CUevent fork;
-    CK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
-    fork_reused += fork == last_fork;
-    last_fork = fork;
     add(&a, s);
     neg(&a, s);
     CK(cuEventRecord(fork, s));
     CK(cuStreamWaitEvent(s2, fork, 0));
     add(&b, s2);
     neg(&b, s2);
-    CK(cuEventRecord(e2, s2));
-    CK(cuStreamWaitEvent(s, e2, 0));
+    CK(cuEventRecord(join, s2));
+    CK(cuStreamWaitEvent(s, join, 0));
+}
+
+static void churn_iteration(void)
+{
+    CUevent fork;
+    CK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    fork_reused += fork == last_fork;
+    last_fork = fork;
+    fork_and_join(fork, e2);
     add(&c, s);
     neg(&c, s);
     CK(cuStreamSynchronize(s));
@@ -330,6 +348,36 @@ static void record_destroyed(void)
     neg(&a, s);
     rc = cuEventRecord(last_fork, s);
     printf("engine_cases: record of a destroyed event: %d\n", (int)rc);
+    CK(cuStreamSynchronize(s));
+}
+
+/* ---- event-mid ---- */
+
+static CUevent last_join;
+
+static void mid_iteration(int it, int every)
+{
+    CUevent fork, join;
+    int swap = every > 0 && it % every == every - 1;
+    CK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    fork_reused += fork == last_fork || fork == last_join || join == last_fork ||
+                   join == last_join;
+    last_fork = fork;
+    last_join = join;
+    fork_and_join(fork, join);
+    CK(cuEventDestroy(fork));
+    if (swap) {
+        neg(&c, s);
+        add(&c, s);
+    } else {
+        add(&c, s);
+        neg(&c, s);
+    }
+    add(&a, s);
+    neg(&a, s);
+    CK(cuEventDestroy(join));
+    add(&b, s);
     CK(cuStreamSynchronize(s));
 }
 
@@ -382,15 +430,15 @@ int main(int argc, char **argv)
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
-    int fork_join = !strcmp(mode, "fork-join");
+    int fork_join = !strcmp(mode, "fork-join"), mid = !strcmp(mode, "event-mid");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
     if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
-         !toggle && strcmp(mode, "threads")) ||
-        iters <= 0 || every < (slow || unload || toggle ? 0 : 1)) {
+         !toggle && !mid && strcmp(mode, "threads")) ||
+        iters <= 0 || every < (slow || unload || toggle || mid ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
                         "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
-                        "event-dead|smem-lower|smem-lower-kernel|smem-toggle ITER "
+                        "event-dead|event-mid|smem-lower|smem-lower-kernel|smem-toggle ITER "
                         "[EVERY [kernel]]\n");
         return 2;
     }
@@ -439,6 +487,9 @@ int main(int argc, char **argv)
             churn_iteration();
         if (dead)
             record_destroyed();
+    } else if (mid) {
+        for (int it = 0; it < iters; it++)
+            mid_iteration(it, argc > 3 ? every : 0);
     } else if (unload) {
         for (int it = 0; it < iters; it++)
             unload_iteration(&mod, it, argc > 3 ? every : 0);
@@ -457,7 +508,7 @@ int main(int argc, char **argv)
         CK(cuFuncGetAttribute(&v, SMEM, add_one));
         printf("engine_cases: add_one max dynamic shared memory %d\n", v);
     }
-    if (churn)
+    if (churn || mid)
         fprintf(stderr, "engine_cases: event handle reused %d\n", fork_reused);
     printf("engine_cases: mode=%s iterations=%d launches=%ld\n", mode, iters, launches);
     return 0;
