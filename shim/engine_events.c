@@ -25,7 +25,9 @@
  * record or wait, not yet issued), the destroy itself is held: the program gets
  * success, and the backend destroys the event right after those ops went out, in
  * their chunk's launch or issued eagerly (ag_events_release_held).  Until then the
- * driver cannot give the handle to a new event.  AUTOGRAPH_DESTROY_FLUSH=1, or a
+ * driver cannot give the handle to a new event.  A second destroy of a held one
+ * ends the window (the first is made), so the driver answers it as it would have.
+ * AUTOGRAPH_DESTROY_FLUSH=1, or a
  * backend without destroy_event: a destroy ends the window, as it did before.
  */
 #include "engine_internal.h"
@@ -184,6 +186,14 @@ void ag_events_destroyed(uintptr_t event)
 
 /* ---- a destroy inside a window ------------------------------------------------------- */
 
+static int destroy_held(uintptr_t event)
+{
+    for (int i = 0; i < nheld_destroys; i++)
+        if (held_destroys[i] == event)
+            return 1;
+    return 0;
+}
+
 /* Whether an op the replay holds (not yet issued) records or waits on `event`. */
 static int held_op_names(uintptr_t event)
 {
@@ -225,8 +235,8 @@ static int destroying(uintptr_t event)
         ag_engine_is_paused())
         return AG_DESTROY_FLUSH;
     if (held_op_names(event)) {
-        if (nheld_destroys == AG_HELD_DESTROYS)
-            return AG_DESTROY_FLUSH;
+        if (nheld_destroys == AG_HELD_DESTROYS || destroy_held(event))
+            return AG_DESTROY_FLUSH;     /* a second destroy: the driver answers it */
         held_destroys[nheld_destroys++] = event;
         ag_eng.s.destroys_in_window++;
         ag_eng.s.destroys_held++;

@@ -608,6 +608,13 @@ destroys_made() {
     want destroys_in_window -eq 0
 }
 
+@test "engine_cases: a second destroy of an event whose destroy is held fails at its call with the driver's error (the first is made there): same log" {
+    cases event-twice 40
+    grep -q '^engine_cases: a second destroy of an event: [1-9]' "$tmp/plain.out"
+    want destroys_held -ge 35
+    want "flush destroy" -eq 1
+}
+
 @test "engine_cases: a mismatch just after a held destroy: the held ops go out in order, then the destroy: same log" {
     cases event-mid 40 5
     want mismatches -ge 5

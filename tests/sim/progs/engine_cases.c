@@ -59,6 +59,9 @@
  *                   destroy).  Prints "engine_cases: event handle reused N" on stderr
  *                   as event-churn does (a destroy the shim never made would leave
  *                   the handle taken).
+ *   event-twice     event-mid, then one more iteration whose fork event is destroyed
+ *                   twice (the program's error: the second destroy must fail, with
+ *                   the driver's error, as without the shim): prints its result.
  *   smem-lower      created non-blocking stream s, a launch, scale's limit set to 2 KiB
  *                   (the shim checks launches' limits from then on), add_one's to 64 KiB; each
  *                   iteration: add_one asking for 60 KiB, 7 launches,
@@ -355,6 +358,8 @@ static void record_destroyed(void)
 
 static CUevent last_join;
 
+static int destroy_twice;            /* event-twice: fork's destroy is made twice */
+
 static void mid_iteration(int it, int every)
 {
     CUevent fork, join;
@@ -367,6 +372,8 @@ static void mid_iteration(int it, int every)
     last_join = join;
     fork_and_join(fork, join);
     CK(cuEventDestroy(fork));
+    if (destroy_twice)
+        printf("engine_cases: a second destroy of an event: %d\n", (int)cuEventDestroy(fork));
     if (swap) {
         neg(&c, s);
         add(&c, s);
@@ -430,7 +437,8 @@ int main(int argc, char **argv)
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
-    int fork_join = !strcmp(mode, "fork-join"), mid = !strcmp(mode, "event-mid");
+    int fork_join = !strcmp(mode, "fork-join"), twice = !strcmp(mode, "event-twice");
+    int mid = twice || !strcmp(mode, "event-mid");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
     if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
@@ -438,7 +446,7 @@ int main(int argc, char **argv)
         iters <= 0 || every < (slow || unload || toggle || mid ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
                         "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
-                        "event-dead|event-mid|smem-lower|smem-lower-kernel|smem-toggle ITER "
+                        "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle ITER "
                         "[EVERY [kernel]]\n");
         return 2;
     }
@@ -490,6 +498,9 @@ int main(int argc, char **argv)
     } else if (mid) {
         for (int it = 0; it < iters; it++)
             mid_iteration(it, argc > 3 ? every : 0);
+        destroy_twice = twice;
+        if (twice)
+            mid_iteration(iters, 0);
     } else if (unload) {
         for (int it = 0; it < iters; it++)
             unload_iteration(&mod, it, argc > 3 ? every : 0);
