@@ -21,7 +21,8 @@ struct ag_backend {
      * `nslots`; op->link says how an EVENT_WAIT is built).  nodes[i] receives a handle
      * for every patchable op (kernel, memset, memcpy) and every op whose node names
      * the program's event (EVENT_RECORD; EVENT_WAIT linked AG_LINK_EXTERNAL), NULL
-     * for the others. */
+     * for the others.  An event op whose event is 0 (the program destroyed it since it
+     * was recorded: engine_events.c) gets a node naming the placeholder (set_event). */
     int (*build)(const struct ag_op *ops, int n, int nslots, void **graph, void **nodes);
 
     /* Instantiates a built graph into an executable one. */
@@ -39,8 +40,7 @@ struct ag_backend {
 
     /* Destroys the program's event `event`: a destroy the engine held back until the
      * held ops that name it went out (engine_events.c).  NULL: an event's destroy
-     * ends the window instead.  A build may also meet an event op whose event is 0
-     * (the program destroyed it since): its node names the placeholder. */
+     * ends the window instead. */
     int (*destroy_event)(uintptr_t event);
 
     /* Launches `exec` on streams[0], after all work already submitted to every

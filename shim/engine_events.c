@@ -194,12 +194,13 @@ static int destroy_held(uintptr_t event)
     return 0;
 }
 
-/* Whether an op the replay holds (not yet issued) records or waits on `event`. */
+/* Whether an op the replay holds (not yet issued) records or waits on `event`.  The
+ * held ops are the window's last ones (those of the chunk not launched yet). */
 static int held_op_names(uintptr_t event)
 {
-    for (size_t i = ag_eng.w.n; i-- > 0;) {
+    for (size_t i = ag_eng.w.n; i-- > 0 && ag_eng.w.ops[i].held;) {
         const struct ag_wop *o = &ag_eng.w.ops[i];
-        if (o->held && ag_is_event_op(o->kind) && o->event == event)
+        if (ag_is_event_op(o->kind) && o->event == event)
             return 1;
     }
     return 0;
