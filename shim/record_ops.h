@@ -127,8 +127,9 @@ struct ag_smem_raised {
 };
 
 /* Lifts launch handle f's limit (a CUfunction's, or a CUkernel's on the current
- * device) to smem bytes when it is lower now (only once some limit has changed): 1 when lifted, 0 when not needed or
- * not possible (the op's own call then fails as the program's would have). */
+ * device) to smem bytes when it is lower now (only once some limit has changed): 1
+ * when lifted, 0 when not needed or not possible (the op's own call then fails as the
+ * program's would have). */
 int ag_smem_raise(struct ag_smem_raised *r, uintptr_t f, unsigned smem);
 void ag_smem_restore(struct ag_smem_raised *r);
 
