@@ -47,6 +47,11 @@ struct ag_backend {
      * streams[i] and before any work submitted to them later. */
     int (*launch)(void *exec, const uintptr_t *streams, int nstreams);
 
+    /* Makes context `ctx` current on the calling thread: the engine's launcher thread
+     * (engine_launcher.c), before it patches and launches chunks of that context for
+     * the program's threads.  NULL: the program's threads launch every chunk. */
+    int (*use_context)(uintptr_t ctx);
+
     /* Release what build/instantiate returned (errors are ignored). */
     void (*release_graph)(void *graph, void **nodes, int n);
     void (*release_exec)(void *exec);

@@ -430,6 +430,12 @@ static int backend_launch(void *exec, const uintptr_t *streams, int nstreams)
     return ag_join_launch((CUgraphExec)exec, handles, nstreams);
 }
 
+static int backend_use_context(uintptr_t ctx)
+{
+    DRIVER(set_current, cuCtxSetCurrent);
+    return set_current((CUcontext)ctx);
+}
+
 static void backend_release_graph(void *graph, void **nodes, int n)
 {
     static __typeof__(&cuGraphDestroy) destroy;
@@ -480,6 +486,7 @@ const struct ag_backend ag_cuda_backend = {
     .instantiate = backend_instantiate,
     .patch = backend_patch,
     .launch = backend_launch,
+    .use_context = backend_use_context,
     .stream_blocking = backend_stream_blocking,
     .kernel_unloaded = backend_kernel_unloaded,
     .release_graph = backend_release_graph,

@@ -25,12 +25,28 @@ static AG_HOT int engine_running;
 static unsigned next_thread_id;
 AG_TLS struct ag_thread_hot ag_thread_hot __attribute__((aligned(64)));
 
-/* Takes the engine lock; the calling thread's queued light ops go in first. */
-void ag_engine_lock(void)
+/* Takes the engine lock for the replay's fast path, which only holds ops: the calling
+ * thread's queued light ops go in first. */
+void ag_engine_lock_replay(void)
 {
     ag_lock_take(&engine_lock);
     ag_light_drain();
     ag_skim_drain();
+}
+
+/* Takes the engine lock for anything: a chunk launch handed off is done first. */
+void ag_engine_lock(void)
+{
+    ag_engine_lock_replay();
+    ag_launch_collect();
+}
+
+void ag_launch_settle_slow(void)
+{
+    if (!ag_thread_hot.hook_depth) {  /* a hook runs under the lock, nothing out */
+        ag_engine_lock();
+        ag_engine_unlock();
+    }
 }
 
 void ag_engine_unlock(void)
@@ -501,6 +517,7 @@ void ag_engine_memory_freed(uintptr_t base, size_t size)
 void ag_engine_reset_for_tests(void)
 {
     ag_lock_take(&engine_lock);
+    ag_launch_collect();
     drop_all("reset");
     ag_events_forget_all();
     ag_tune_forget();

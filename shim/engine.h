@@ -46,6 +46,8 @@ struct ag_engine_params {
     int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
     const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */
     int destroy_flush;   /* an event's destroy ends the window (engine_events.c) */
+    int launch_thread;   /* chunks are launched by the engine's own thread
+                          * (engine_launcher.c) */
 };
 
 /* Starts the engine (once).  Until then every call passes through. */
@@ -58,6 +60,17 @@ extern int ag_engine_paused;
 static inline int ag_engine_is_paused(void)
 {
     return __atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED);
+}
+
+/* Before another call of the program reaches the driver: the chunk launch that the
+ * engine handed to its launcher thread, if one is out, is made first
+ * (engine_launcher.c).  Read unlocked. */
+extern int ag_launch_state;
+void ag_launch_settle_slow(void);
+static inline void ag_launch_settle(void)
+{
+    if (__atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE))
+        ag_launch_settle_slow();
 }
 
 /* Whether to record the next op light (a hint: ag_engine_offer has the last word). */

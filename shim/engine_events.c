@@ -265,8 +265,8 @@ void ag_events_release_held(void)
 {
     uintptr_t events[AG_HELD_DESTROYS];
     int n = nheld_destroys;
-    if (n == 0)
-        return;
+    if (n == 0 || ag_launch_pending())
+        return;                      /* out: made when it is collected */
     memcpy(events, held_destroys, (size_t)n * sizeof *events);
     nheld_destroys = 0;              /* a replay that event_gone aborts finds none */
     for (int i = 0; i < n; i++) {

@@ -159,6 +159,8 @@ struct ag_replay {              /* read by every held op: its first line first *
     int pos, chunk;             /* next template op, chunk being matched */
     unsigned slot_set;          /* bit per template slot already mapped */
     unsigned char *pending;     /* args of the chunk being matched */
+    unsigned char *pending_out; /* the other buffer: the chunk before's, which may be
+                                 * with the launcher (engine_launcher.c) */
     size_t base;                /* window position of template op 0 */
     uintptr_t slot_key[AG_MAX_SLOTS];
     size_t pending_cap;
@@ -181,6 +183,8 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long events_repointed; /* event nodes patched to the program's event */
     unsigned long destroys_in_window;  /* event destroys made within a window, which went on */
     unsigned long destroys_held;    /* of those, held until the ops naming the event went out */
+    unsigned long launches_threaded;   /* chunk launches the launcher thread made */
+    unsigned long launches_taken_back; /* chunk launches handed off, then made inline */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
@@ -243,7 +247,9 @@ extern struct ag_engine ag_eng;
 #define AG_DEAD_STREAMS 32         /* destroyed stream handles remembered */
 void ag_stream_gone(uintptr_t stream);
 int ag_stream_is_dead(uintptr_t stream);
-void ag_engine_lock(void);          /* also drains the calling thread's light queue */
+void ag_engine_lock(void);          /* also drains the calling thread's light queue
+                                     * and collects a chunk launch handed off */
+void ag_engine_lock_replay(void);   /* the replay's fast path: no collect */
 void ag_engine_unlock(void);
 void ag_engine_take_light(const struct ag_op *op);  /* a light op issued eagerly */
 unsigned ag_thread_id(void);
@@ -279,8 +285,25 @@ void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
-int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
-                    const uintptr_t *slot_key);
+/* A chunk's launch: readied under the engine lock (ag_chunk_prepare), fired on any
+ * thread (ag_chunk_fire: the patches and the graph launch), counted under the lock
+ * again (ag_chunk_count).  Between the three only the launch's own data is touched. */
+struct ag_launch {
+    struct ag_template *t;
+    struct ag_chunk *c;
+    struct ag_variant *v;       /* the executable it launches */
+    const unsigned char *args;  /* the chunk's args: the replay's pending args */
+    uintptr_t streams[AG_MAX_SLOTS];   /* the chunk's slots' streams, launch slot first */
+    int exact;                  /* v holds args already: no node to patch */
+    size_t win_from, win_to;    /* its ops in the window (issued eagerly if it fails) */
+    int rc;                     /* fired: 0 or the error */
+    unsigned long patches, repointed;
+    double patch_us, launch_us;
+};
+int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
+                     const uintptr_t *slot_key, struct ag_launch *job);
+void ag_chunk_fire(struct ag_launch *job);
+int ag_chunk_count(const struct ag_launch *job);
 void ag_template_retire(struct ag_template *t, const char *why);
 int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
 int ag_templates_drop_unloaded(int entry, uintptr_t handle);
@@ -304,6 +327,13 @@ int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_o
 int ag_replay_offer(const struct ag_op *op);
 void ag_replay_abort(const char *why);
 void ag_issue_held(size_t from);
+void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or not */
+
+/* engine_launcher.c; ag_launch_state (engine.h) takes these values */
+enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
+int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
+void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
+int ag_launch_pending(void);        /* a chunk handed off is not collected yet */
 
 /* engine_tune.c */
 extern uint64_t (*ag_tune_clock)(void);   /* ns; the unit tests set their own */

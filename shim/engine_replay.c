@@ -25,14 +25,14 @@ static void set_replay(struct ag_template *t)
     ag_light_gate_update();
 }
 
-/* Issues the held ops of the window from position `from` on, in order. */
-void ag_issue_held(size_t from)
+/* Issues window ops [from, to) in order: all of them, or only those held. */
+static void issue_ops(size_t from, size_t to, int only_held)
 {
-    for (size_t i = from; i < ag_eng.w.n; i++) {
+    for (size_t i = from; i < to; i++) {
         struct ag_wop *o = &ag_eng.w.ops[i];
         struct ag_op view;
         int rc;
-        if (!o->held)
+        if (only_held && !o->held)
             continue;
         ag_window_view(&ag_eng.w, i, &view);
         rc = ag_eng.be->issue(&view);
@@ -45,6 +45,17 @@ void ag_issue_held(size_t from)
                        "the program saw success for it", rc);
         }
     }
+}
+
+/* Issues the held ops of the window from position `from` on, in order. */
+void ag_issue_held(size_t from)
+{
+    issue_ops(from, ag_eng.w.n, 1);
+}
+
+void ag_issue_ops(size_t from, size_t to)
+{
+    issue_ops(from, to, 0);
 }
 
 static size_t held_from(void)
@@ -85,6 +96,10 @@ static int ensure_pending(const struct ag_template *t)
     if (p == NULL)
         return 0;
     ag_eng.r.pending = p;
+    p = realloc(ag_eng.r.pending_out, need);
+    if (p == NULL)
+        return 0;
+    ag_eng.r.pending_out = p;
     ag_eng.r.pending_cap = need;
     return 1;
 }
@@ -153,17 +168,27 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
 }
 
 /* Window op o matched the template's next op, whose args are in the pending chunk:
- * it is held, and the chunk is launched when o was its last op.  AG_HELD. */
+ * it is held, and the chunk is launched when o was its last op (or handed to the
+ * launcher thread: engine_launcher.c; its ops count as gone out).  AG_HELD. */
 static int hold_matched(struct ag_template *t, struct ag_wop *o)
 {
     struct ag_replay *r = &ag_eng.r;
     struct ag_chunk *c = &t->chunks[r->chunk];
+    struct ag_launch job;
     int rc;
 
     o->held = 1;
     if (++r->pos < c->end)
         return AG_HELD;
-    rc = ag_chunk_launch(t, c, r->pending, r->slot_key);
+    ag_launch_collect();             /* the chunk before: out, and it did not fail */
+    if (ag_eng.r.t != t)
+        return AG_HELD;              /* it did: o was issued eagerly, in order */
+    rc = ag_chunk_prepare(t, c, r->pending, r->slot_key, &job);
+    if (rc == 0) {
+        job.win_from = held_from();
+        job.win_to = ag_eng.w.n;
+        rc = ag_launch_hand_off(&job);
+    }
     if (rc != 0) {
         char msg[96];
         snprintf(msg, sizeof msg, "launching chunk %d failed (error %d)", r->chunk, rc);
@@ -174,8 +199,11 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
     for (size_t i = held_from(); i < ag_eng.w.n; i++)
         ag_eng.w.ops[i].held = 0;
     if (r->pos < t->nops) {
+        unsigned char *out = r->pending;   /* the next chunk's args go to the other */
+        r->pending = r->pending_out;       /* buffer: this one may still be read */
+        r->pending_out = out;
         r->chunk++;
-        ag_events_release_held();    /* the chunk is launched: no op is held */
+        ag_events_release_held();    /* no op is held (launched, or when collected) */
         return AG_HELD;
     }
     t->replays++;
@@ -225,7 +253,7 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
     if (!ag_engine_running())
         return 0;
     (void)ag_thread_id();            /* counts the threads, as ag_engine_offer */
-    ag_engine_lock();
+    ag_engine_lock_replay();         /* a chunk launch may be out: hold_matched waits */
     t = ag_eng.r.t;
     if (t == NULL || ag_eng.app_capturing || ag_engine_is_paused())
         goto full_path;

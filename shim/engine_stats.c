@@ -133,6 +133,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%sevents_repointed %lu\n", prefix, s->events_repointed);
     fprintf(out, "%sdestroys_in_window %lu\n", prefix, s->destroys_in_window);
     fprintf(out, "%sdestroys_held %lu\n", prefix, s->destroys_held);
+    fprintf(out, "%slaunches_threaded %lu\n", prefix, s->launches_threaded);
+    fprintf(out, "%slaunches_taken_back %lu\n", prefix, s->launches_taken_back);
     fprintf(out, "%sgraph_bytes_peak %zu\n", prefix, s->graph_bytes_peak);
     fprintf(out, "%sretired_freed_memory %lu\n", prefix, s->freed_retired);
     fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);

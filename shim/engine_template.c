@@ -672,11 +672,15 @@ static void log_patch(const struct ag_template *t, int op, const unsigned char *
            (unsigned long long)a, (unsigned long long)b);
 }
 
-/* Patches variant v to `args`, node by node where they differ.  An op without a
- * node (an event wait the graph makes with an edge) only takes the new bytes. */
-static int patch_variant(struct ag_template *t, struct ag_chunk *c, struct ag_variant *v,
-                         const unsigned char *args)
+/* Patches job->v to job->args, node by node where they differ, counting into the
+ * job.  An op without a node (an event wait the graph makes with an edge) only takes
+ * the new bytes. */
+static int patch_variant(struct ag_launch *job)
 {
+    const struct ag_template *t = job->t;
+    const struct ag_chunk *c = job->c;
+    const unsigned char *args = job->args;
+    struct ag_variant *v = job->v;
     for (int i = c->begin; i < c->end; i++) {
         const struct ag_top *top = &t->ops[i];
         void *node = c->nodes[i - c->begin];
@@ -692,46 +696,64 @@ static int patch_variant(struct ag_template *t, struct ag_chunk *c, struct ag_va
             if (rc != 0)
                 return rc;
             if (ag_is_event_op(top->kind))
-                ag_eng.s.events_repointed++;
+                job->repointed++;
             else
-                ag_eng.s.patches++;
+                job->patches++;
         }
         memcpy(v->args + top->args_off, args + top->args_off, top->args_len);
     }
     return 0;
 }
 
-/* Launches chunk c with `args` (its ops' args, laid out as in c->base) on the
- * streams that the replay mapped to the template's slots.  0 or the error. */
-int ag_chunk_launch(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
-                    const uintptr_t *slot_key)
+/* Readies the launch of chunk c with `args` (its ops' args, laid out as in c->base)
+ * on the streams that the replay mapped to the template's slots: the chunk is
+ * instantiated if it was not yet, its variant picked (a new one instantiated if need
+ * be).  Under the engine lock.  0 or the error. */
+int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
+                     const uintptr_t *slot_key, struct ag_launch *job)
 {
-    uintptr_t streams[AG_MAX_SLOTS];
-    struct ag_variant *v;
-    int chunk = (int)(c - t->chunks), had, rc, exact;
-    double t0, t1;
+    int chunk = (int)(c - t->chunks), had, rc;
 
     if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
         return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
     had = c->nvariants;
-    v = pick_variant(t, c, args, &exact);
+    memset(job, 0, sizeof *job);
+    job->t = t;
+    job->c = c;
+    job->args = args;
+    job->v = pick_variant(t, c, args, &job->exact);
     if (c->nvariants > had)
         ag_introspect_instantiated(t, chunk, c->nvariants - 1);
-    t0 = ag_now_us();
-    rc = exact ? 0 : patch_variant(t, c, v, args);   /* exact: no op to look at */
-    t1 = ag_now_us();
-    ag_eng.s.patch_us += t1 - t0;
-    if (rc != 0)
-        return rc;
     for (int k = 0; k < c->nslots; k++)
-        streams[k] = slot_key[c->slots[k]];
-    rc = ag_eng.be->launch(v->exec, streams, c->nslots);
-    ag_eng.s.chunk_launch_us += ag_now_us() - t1;
-    if (rc != 0)
-        return rc;
-    v->used = ++ag_eng.clock;
-    t->used = v->used;
-    ag_eng.s.chunk_launches++;
-    ag_eng.s.launches_graphed += c->kernels;
+        job->streams[k] = slot_key[c->slots[k]];
+    job->v->used = ++ag_eng.clock;
+    t->used = job->v->used;
     return 0;
+}
+
+/* Patches and launches a prepared chunk, on any thread; what it did and its result
+ * go into the job. */
+void ag_chunk_fire(struct ag_launch *job)
+{
+    double t0 = ag_now_us(), t1;
+    job->rc = job->exact ? 0 : patch_variant(job);   /* exact: no op to look at */
+    t1 = ag_now_us();
+    job->patch_us = t1 - t0;
+    if (job->rc == 0)
+        job->rc = ag_eng.be->launch(job->v->exec, job->streams, job->c->nslots);
+    job->launch_us = ag_now_us() - t1;
+}
+
+/* Counts a fired launch into the summary, under the engine lock.  Its result. */
+int ag_chunk_count(const struct ag_launch *job)
+{
+    ag_eng.s.patches += job->patches;
+    ag_eng.s.events_repointed += job->repointed;
+    ag_eng.s.patch_us += job->patch_us;
+    ag_eng.s.chunk_launch_us += job->launch_us;
+    if (job->rc == 0) {
+        ag_eng.s.chunk_launches++;
+        ag_eng.s.launches_graphed += job->c->kernels;
+    }
+    return job->rc;
 }

@@ -56,7 +56,7 @@ static void decide_engine(void)
         .skim_after = cfg->skim_after,
         .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,
         .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
-        .destroy_flush = cfg->destroy_flush,
+        .destroy_flush = cfg->destroy_flush, .launch_thread = cfg->launch_thread,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);
@@ -98,6 +98,7 @@ void ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
     ag_engine_before(entry, arg0);
+    ag_launch_settle();                 /* a chunk launch handed off: made first */
     if (reason != AG_FLUSH_MODULE)      /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
     ag_record_context_may_change();     /* the next window asks the driver again */
@@ -342,7 +343,8 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
             ag_count_call(AG_EP_##sym, 0);                                     \
             return CUDA_SUCCESS;                                               \
         }                                                                      \
-        ag_join_settle(1);          /* the fork backs owed come first */       \
+        ag_launch_settle();         /* a chunk launch handed off, the fork */  \
+        ag_join_settle(1);          /* backs owed: they come first */          \
         uint64_t t_ret = 0;                                                    \
         if (TIMED) {                                                           \
             uint64_t t_call = ag_timing_now();                                 \

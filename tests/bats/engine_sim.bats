@@ -505,6 +505,31 @@ want() {
     want chunk_launches -eq $((5 * ${S[replays]}))
 }
 
+@test "engine_cases: a slow program's chunks are launched by the launcher thread (AUTOGRAPH_LAUNCH_THREAD=0: by the program's); a launch that fails there goes out eagerly: same log" {
+    local CASES_ENV=()
+    cases slow 30 5
+    want templates_paced -eq 1
+    want replays -ge 20
+    want launches_threaded -gt 0
+    want launches_threaded -le "${S[chunk_launches]}"
+    [ $(( ${S[launches_threaded]} + ${S[launches_taken_back]} )) -eq "${S[chunk_launches]}" ]
+    CASES_ENV=(AUTOGRAPH_LAUNCH_THREAD=0)
+    cases slow 30 5
+    want launches_threaded -eq 0
+    want launches_taken_back -eq 0
+    want replays -ge 20
+    # a fast program (no busy time): inline, as without the thread
+    CASES_ENV=()
+    cases slow 30 0
+    want templates_paced -eq 0
+    want launches_threaded -eq 0
+    # the 5th graph launch fails (on the launcher, or taken back): its ops go out eagerly
+    CASES_ENV=(AUTOGRAPH_INJECT_FAULTS=cuGraphLaunch:5)
+    cases slow 30 5
+    want retired -ge 1
+    grep -q 'launching chunk [0-9]* failed' "$tmp/shim.err"
+}
+
 @test "engine_cases: AUTOGRAPH_CHUNK_TUNE times each candidate chunk plan over its replays, rebuilds the window with the next, then keeps the fastest: same log" {
     local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_TUNE=6)
     # 40 launches: 8 x3 (8 24 8), 16 x12 (16 24), 8 x6 (8 32), each timed over 6 replays

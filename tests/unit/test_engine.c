@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "engine_internal.h"   /* ag_eng: switches and counters of the skim test */
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,7 @@ static void submit_on(int fn, uint64_t arg, uintptr_t stream)
         }
         light_offers += op.light;
         if (op.light && ag_engine_light_push(&op)) {
+            ag_launch_settle();                     /* as the wrapper, before the call */
             executed_stream[nexecuted] = stream;   /* queued: the call is made, no lock */
             executed[nexecuted++] = arg;
             queued_ops++;
@@ -394,15 +396,16 @@ static int destroy(uintptr_t event)
 /* An event made anew every step and destroyed just after its record, in the middle of
  * the window: the window goes on (one a step, graphed).  Eagerly the destroy is made
  * at once (after 2 values of the step's 9); while the replay holds the record, it is
- * held and made as soon as its chunk (the first 4 ops) is launched, never later. */
-static void test_event_destroys(void)
+ * held and made as soon as its chunk (the first first_chunk ops) is launched, never
+ * later. */
+static void test_event_destroys(const struct ag_backend *events_backend, int first_chunk)
 {
     const struct ag_backend *was = ag_eng.be;
     int held = 0;
     reset();
     ndestroyed = 0;
     CHECK(destroy(0x7000) == AG_DESTROY_FLUSH);   /* no destroy_event: a flush point */
-    ag_eng.be = &fake_events;
+    ag_eng.be = events_backend;
     ndestroyed = 0;
     for (int it = 0; it < 8; it++) {
         uintptr_t event = 0x70000 + 16 * (uintptr_t)it;
@@ -420,7 +423,7 @@ static void test_event_destroys(void)
     CHECK(ndestroyed == 8);
     for (int it = 0; it < 8 && it < ndestroyed; it++) {
         CHECK(destroyed_event[it] == 0x70000 + 16 * (uintptr_t)it);
-        CHECK(destroyed_at[it] == 9 * it + (it < 2 ? 2 : 4));
+        CHECK(destroyed_at[it] == 9 * it + (it < 2 ? 2 : first_chunk));
     }
     ag_eng.be = was;
 }
@@ -533,14 +536,11 @@ static void test_streams(void)
     CHECK(launches == 5 * 2 && ag_eng.s.mismatches == 1);
 }
 
-int main(void)
+/* The engine's main cases: order, graphs, patches, variants, mismatches, a failed
+ * launch, period detection, light recording, windows in a cycle. */
+static void core_cases(void)
 {
-    struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
-                                  .chunk_growth = 2, .chunk_max = 16, .max_variants = 4,
-                                  .period_min = 8,
-                                  .light_after = 3 };
-    ag_engine_setup(&fake, &p);
-
+    reset();
     /* Identical windows of 40 ops: graphs from the third on, in chunks 4+8+16+12. */
     for (int it = 0; it < 10; it++) {
         for (int k = 0; k < 40; k++)
@@ -638,11 +638,103 @@ int main(void)
      * a cycle later than B and C, so 3 + 4 + 4 replays. */
     CHECK(builds == 3 && launches == 3 + 4 + 4);
     CHECK(fast_holds > 0);               /* the replay's fast path was taken */
+}
+
+/* AUTOGRAPH_LAUNCH_THREAD: the same cases with chunks handed to the launcher thread,
+ * which patches and launches them (the fake backend's log is appended from it).  The
+ * log must come out the same: a hand-off waits for the launch before it, everything
+ * else of the engine collects it first, a failed one is issued eagerly in order. */
+static int context_sets;
+static uintptr_t context_set;
+
+static int fake_use_context(uintptr_t ctx)
+{
+    context_set = ctx;
+    context_sets++;
+    return 0;
+}
+
+static const struct ag_backend fake_threaded = {
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec, .use_context = fake_use_context,
+};
+
+static const struct ag_backend fake_events_threaded = {
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec, .set_event = fake_set_event,
+    .destroy_event = fake_destroy_event, .use_context = fake_use_context,
+};
+
+/* Gives the launcher time to make the launch handed off (up to ~10 s). */
+static void let_launcher_run(void)
+{
+    for (long i = 0; i < 10000000 && (__atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) ==
+                                      AG_LAUNCH_QUEUED ||
+                                      __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) ==
+                                      AG_LAUNCH_RUNNING); i++)
+        sched_yield();
+}
+
+/* Windows of 40 ops, each op's arg fresh every 3rd window (patches); the launcher
+ * given time after every op, or not (launches taken back too). */
+static void launcher_windows(int wait, int fail_at)
+{
+    reset();
+    fail_launch_at = fail_at;
+    for (int it = 0; it < 10; it++) {
+        for (int k = 0; k < 40; k++) {
+            submit(k, it % 3 == 2 && k % 5 == 0 ? 100000 + (uint64_t)it : (uint64_t)k);
+            if (wait)
+                let_launcher_run();
+        }
+        sync_point();
+    }
+    CHECK(same_order());
+}
+
+static void test_launcher(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    int slow_ns = ag_eng.p.chunk_slow_ns;
+    ag_eng.be = &fake_threaded;
+    ag_eng.p.launch_thread = 1;
+    launcher_windows(1, -1);         /* windows of a fast program keep their launches */
+    CHECK(ag_eng.s.launches_threaded == 0 && ag_eng.s.launches_taken_back == 0);
+    ag_eng.p.chunk_slow_ns = 1;      /* every window is of a slow program: paced */
+
+    launcher_windows(1, -1);
+    CHECK(builds == 4 && launches == 8 * 4);
+    CHECK(ag_eng.s.launches_threaded == 32 && ag_eng.s.launches_taken_back == 0);
+    CHECK(context_sets == 1 && context_set == 1);   /* the ops' context, once */
+    launcher_windows(0, -1);
+    CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 32);
+    launcher_windows(1, 5);          /* fails on the launcher, collected later */
+    CHECK(ag_eng.s.chunk_launches < (unsigned long)launches);
+    launcher_windows(0, 9);
+    core_cases();
+    test_event_destroys(&fake_events_threaded, 5);   /* paced: chunks of 5 + 4 */
+
+    ag_eng.p.launch_thread = 0;
+    ag_eng.p.chunk_slow_ns = slow_ns;
+    ag_eng.be = was;
+}
+
+int main(void)
+{
+    struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
+                                  .chunk_growth = 2, .chunk_max = 16, .max_variants = 4,
+                                  .period_min = 8,
+                                  .light_after = 3 };
+    ag_engine_setup(&fake, &p);
+    core_cases();
     test_streams();
     test_light_recording();
     test_skimming();
     test_memory_freed();
     test_chunk_tuning();
-    test_event_destroys();
+    test_event_destroys(&fake_events, 4);
+    test_launcher();
     return check_finish("test_engine");
 }

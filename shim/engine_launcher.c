@@ -1,0 +1,244 @@
+/* engine_launcher.c -- build/replay: chunk launches on the shim's own thread.
+ *
+ * A chunk's launch (patching its executable to this replay's args, the graph launch,
+ * the stream joins) is a few driver calls that cost a Python program's thread 20 to
+ * 40 us with the caches cold, several times a training step.  With
+ * AUTOGRAPH_LAUNCH_THREAD=1 a replay hands the prepared launch (engine_template.c:
+ * variant picked under the engine lock) to one launcher thread and returns to the
+ * program at once; the launcher patches and launches while the program goes on.
+ * Only for paced windows (engine_template.c: the program spends more than
+ * AUTOGRAPH_CHUNK_SLOW_US of its own between its calls): there the launch is done
+ * long before the next chunk's ops are in.  A tight loop (a C program, under a
+ * microsecond between launches) would wait for it at the next hand-off and pay the
+ * hand-off on top: measured on the H100, 100 tiny kernels per sync ran 7-10% slower
+ * through the launcher.
+ *
+ * Order is kept by two rules, so the driver sees the calls it would see without the
+ * thread, in the same order, some of them from another thread:
+ *   - one launch at a time: a hand-off first collects the one before;
+ *   - before anything else of the engine (every ag_engine_lock but the replay's fast
+ *     path, which only holds) and before any other call of the program reaches the
+ *     driver (ag_engine_launch_settle, where the stream joins are settled), the
+ *     launch handed off is collected: done by the launcher, or, when the launcher has
+ *     not started it yet, taken back and done by the thread that needs it.
+ * While a launch is out, only its own data is touched: its variant's args and
+ * executable, the pending args of its chunk (a replay writes the next chunk's
+ * elsewhere; a new replay starts under the lock, after a collect), its counters (the
+ * summary gets them when it is collected).  Collecting also makes the event destroys
+ * held for its ops (engine_events.c); a launch that failed has its ops issued eagerly
+ * from the window, in order, and the replay and the graph end as after any failed
+ * launch.  A chunk on a per-thread default stream is launched inline: that stream is
+ * the calling thread's.  So is every chunk when the thread cannot be started.
+ * The launcher never takes the engine lock.  It waits on a futex word (the launch's
+ * state); the program's thread wakes it only when it sleeps.
+ */
+#include "engine_internal.h"
+#include "log.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { IDLE = AG_LAUNCH_IDLE, QUEUED = AG_LAUNCH_QUEUED, RUNNING = AG_LAUNCH_RUNNING,
+       DONE = AG_LAUNCH_DONE };
+#define SPINS 4000                    /* a waiter's tries before it sleeps */
+
+AG_HOT int ag_launch_state;          /* the futex word: IDLE .. DONE */
+
+static struct {
+    struct ag_launch job;             /* owned by the launcher from QUEUED to DONE */
+    int sleeping;                     /* the launcher waits for a launch */
+    unsigned by_thread;               /* ag_thread_id of the thread that handed it off */
+    int started;                      /* 0: not yet, 1: running, -1: cannot be */
+    uintptr_t ctx;                    /* the launcher's current context */
+} launcher;
+
+/* The state, sequentially consistent: a sleeper's flag and the state are each
+ * stored before the other is read (a wake-up is never missed). */
+static int load(void)
+{
+    return __atomic_load_n(&ag_launch_state, __ATOMIC_SEQ_CST);
+}
+
+static void store(int state)
+{
+    __atomic_store_n(&ag_launch_state, state, __ATOMIC_SEQ_CST);
+}
+
+/* from -> to; else *seen gets the state. */
+static int cas(int from, int to, int *seen)
+{
+    *seen = from;
+    return __atomic_compare_exchange_n(&ag_launch_state, seen, to, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static void futex_wait(int expected)
+{
+    syscall(SYS_futex, &ag_launch_state, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(void)
+{
+    syscall(SYS_futex, &ag_launch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* On the launcher: the context of the launch current first (its thread has none). */
+static void fire_on_launcher(struct ag_launch *job)
+{
+    uintptr_t ctx = job->t->ctx;
+    if (ctx != launcher.ctx) {
+        int rc = ag_eng.be->use_context(ctx);
+        if (rc != 0) {
+            job->rc = rc;
+            return;
+        }
+        launcher.ctx = ctx;
+    }
+    ag_chunk_fire(job);
+}
+
+static void *launcher_main(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        int expected;
+        if (cas(QUEUED, RUNNING, &expected)) {
+            fire_on_launcher(&launcher.job);
+            store(DONE);
+            futex_wake();             /* a thread collecting it may sleep */
+            continue;
+        }
+        __atomic_store_n(&launcher.sleeping, 1, __ATOMIC_SEQ_CST);
+        if (load() != QUEUED)
+            futex_wait(expected);
+        __atomic_store_n(&launcher.sleeping, 0, __ATOMIC_SEQ_CST);
+    }
+    return NULL;
+}
+
+static void forget_in_child(void)
+{
+    launcher.started = 0;             /* the thread is the parent's */
+    launcher.ctx = 0;
+    store(IDLE);
+}
+
+/* The launcher thread, started at the first hand-off, with every signal blocked (the
+ * program's handlers run on the program's threads).  1 when it runs. */
+static int launcher_ready(void)
+{
+    sigset_t all, old;
+    pthread_t thread;
+    int rc;
+    if (launcher.started)
+        return launcher.started > 0;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&thread, NULL, launcher_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        ag_log(AG_LOG_WARN, "the launcher thread could not be started (error %d): "
+               "chunks are launched by the program's threads", rc);
+        launcher.started = -1;
+        return 0;
+    }
+    pthread_detach(thread);
+    pthread_setname_np(thread, "autograph-launch");
+    pthread_atfork(NULL, NULL, forget_in_child);
+    launcher.started = 1;
+    return 1;
+}
+
+static int per_thread_stream(const struct ag_launch *job)
+{
+    for (int k = 0; k < job->c->nslots; k++)
+        if (job->streams[k] == AG_STREAM_PER_THREAD)
+            return 1;
+    return 0;
+}
+
+/* A launch that failed on the launcher: its ops go out eagerly, before any op after
+ * them, then the replay (if it is still under way) and the graph end. */
+static void launch_failed(const struct ag_launch *job)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "launching chunk %d failed (error %d)",
+             (int)(job->c - job->t->chunks), job->rc);
+    ag_issue_ops(job->win_from, job->win_to);
+    if (ag_eng.r.t == job->t) {
+        ag_replay_abort(msg);        /* its held ops, after those */
+    } else {                         /* the replay had ended with this chunk */
+        job->t->mismatches++;
+        ag_eng.s.mismatches++;
+        ag_explain(job->t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
+                   "the held ops were issued eagerly", job->t->id, job->t->nops,
+                   job->c->end, msg);
+    }
+    ag_template_retire(job->t, "its launch or patch failed");
+}
+
+/* Waits for the launch handed off to be done (taking it back if the launcher has not
+ * started it), then counts it.  Engine lock held. */
+void ag_launch_collect(void)
+{
+    struct ag_launch job;
+    int state = load(), seen;
+    if (state == IDLE)
+        return;
+    if (state == QUEUED && launcher.by_thread == ag_thread_id() &&
+        cas(QUEUED, RUNNING, &seen)) {
+        ag_chunk_fire(&launcher.job); /* taken back by the thread whose ops they are:
+                                       * its context is theirs */
+        ag_eng.s.launches_taken_back++;
+    } else {
+        for (int spin = 0; load() != DONE; spin++)
+            if (spin >= SPINS)
+                futex_wait(RUNNING);
+            else
+                cpu_relax();
+        ag_eng.s.launches_threaded++;
+    }
+    job = launcher.job;
+    store(IDLE);
+    if (ag_chunk_count(&job) != 0)
+        launch_failed(&job);
+    ag_events_release_held();        /* held for its ops: they went out */
+}
+
+int ag_launch_pending(void)
+{
+    return __atomic_load_n(&ag_launch_state, __ATOMIC_RELAXED) != IDLE;
+}
+
+/* Engine lock held.  The launch is handed to the launcher, or made here: then its
+ * result (the caller issues its ops eagerly if it failed). */
+int ag_launch_hand_off(const struct ag_launch *job)
+{
+    struct ag_launch inline_job;
+    ag_launch_collect();
+    if (!ag_eng.p.launch_thread || !job->t->paced || ag_eng.be->use_context == NULL ||
+        per_thread_stream(job) || !launcher_ready()) {
+        inline_job = *job;
+        ag_chunk_fire(&inline_job);
+        return ag_chunk_count(&inline_job);
+    }
+    launcher.job = *job;
+    launcher.by_thread = ag_thread_id();
+    store(QUEUED);
+    if (__atomic_load_n(&launcher.sleeping, __ATOMIC_SEQ_CST))
+        futex_wake();
+    return 0;
+}
