@@ -18,7 +18,7 @@
  *   - one launch at a time: a hand-off first collects the one before;
  *   - before anything else of the engine (every ag_engine_lock but the replay's fast
  *     path, which only holds) and before any other call of the program reaches the
- *     driver (ag_engine_launch_settle, where the stream joins are settled), the
+ *     driver (ag_launch_settle, engine.h, where the stream joins are settled), the
  *     launch handed off is collected: done by the launcher, or, when the launcher has
  *     not started it yet, taken back and done by the thread that needs it.
  * While a launch is out, only its own data is touched: its variant's args and
@@ -38,7 +38,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <string.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +53,7 @@ static struct {
     int sleeping;                     /* the launcher waits for a launch */
     unsigned by_thread;               /* ag_thread_id of the thread that handed it off */
     int started;                      /* 0: not yet, 1: running, -1: cannot be */
+    int atfork_set;                   /* the fork handler is registered */
     uintptr_t ctx;                    /* the launcher's current context */
 } launcher;
 
@@ -157,7 +158,9 @@ static int launcher_ready(void)
     }
     pthread_detach(thread);
     pthread_setname_np(thread, "autograph-launch");
-    pthread_atfork(NULL, NULL, forget_in_child);
+    if (!launcher.atfork_set)         /* a child starting its own: registered already */
+        pthread_atfork(NULL, NULL, forget_in_child);
+    launcher.atfork_set = 1;
     launcher.started = 1;
     return 1;
 }
