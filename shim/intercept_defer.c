@@ -97,8 +97,7 @@ static int adds_stream_work(unsigned reason)
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
-    ag_engine_before(entry, arg0);
-    ag_launch_settle();                 /* a chunk launch handed off: made first */
+    ag_engine_before(entry, arg0);      /* its lock collects a chunk launch handed off */
     if (reason != AG_FLUSH_MODULE)      /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
     ag_record_context_may_change();     /* the next window asks the driver again */
