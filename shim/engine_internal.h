@@ -133,7 +133,7 @@ struct ag_template {            /* a held op reads its first line */
     unsigned id;
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
     uint64_t start_key;         /* key of its first op */
-    int paced;                  /* chunks grow backwards (engine_template.c) */
+    int paced;                  /* chunks cut from its end (engine_template.c) */
     struct ag_plan plan;        /* its chunk plan */
     struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
@@ -176,7 +176,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
     unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
-    unsigned long paced;        /* templates of slow programs: chunks grow backwards */
+    unsigned long paced;        /* templates of slow programs: chunks cut from the end */
     unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
     unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
     unsigned long events_parked;    /* event nodes parked when their event was destroyed */
@@ -189,6 +189,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
     double build_us, instantiate_us;
+    double launch_wait_us;      /* program's threads waiting for the launcher thread */
 };
 
 struct ag_skim {
@@ -208,6 +209,7 @@ struct ag_skim {
 struct ag_tune {
     uint64_t hash;              /* the window shape (template hash); 0: free */
     unsigned char stage, done, best;
+    unsigned char alike;        /* its candidates cut chunks alike (a paced template's) */
     uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
 };
 
@@ -333,7 +335,8 @@ void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or n
 enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
 int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
 void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
-int ag_launch_pending(void);        /* a chunk handed off is not collected yet */
+int ag_launch_pending(void);
+int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */        /* a chunk handed off is not collected yet */
 
 /* engine_tune.c */
 extern uint64_t (*ag_tune_clock)(void);   /* ns; the unit tests set their own */

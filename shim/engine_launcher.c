@@ -207,11 +207,14 @@ void ag_launch_collect(void)
                                        * its context is theirs */
         ag_eng.s.launches_taken_back++;
     } else {
-        for (int spin = 0; load() != DONE; spin++)
+        double waited_from = load() != DONE ? ag_now_us() : 0;
+        for (int spin = 0; (state = load()) != DONE; spin++)
             if (spin >= SPINS)
-                futex_wait(RUNNING);
+                futex_wait(state);
             else
                 cpu_relax();
+        if (waited_from)
+            ag_eng.s.launch_wait_us += ag_now_us() - waited_from;
         ag_eng.s.launches_threaded++;
     }
     job = launcher.job;
@@ -226,14 +229,21 @@ int ag_launch_pending(void)
     return __atomic_load_n(&ag_launch_state, __ATOMIC_RELAXED) != IDLE;
 }
 
+/* Whether paced chunks go to the launcher thread: the switch is on, the backend can
+ * make a context current there, and the thread did not fail to start. */
+int ag_launcher_available(void)
+{
+    return ag_eng.p.launch_thread && ag_eng.be->use_context != NULL && launcher.started >= 0;
+}
+
 /* Engine lock held.  The launch is handed to the launcher, or made here: then its
  * result (the caller issues its ops eagerly if it failed). */
 int ag_launch_hand_off(const struct ag_launch *job)
 {
     struct ag_launch inline_job;
     ag_launch_collect();
-    if (!ag_eng.p.launch_thread || !job->t->paced || ag_eng.be->use_context == NULL ||
-        per_thread_stream(job) || !launcher_ready()) {
+    if (!ag_launcher_available() || !job->t->paced || per_thread_stream(job) ||
+        !launcher_ready()) {
         inline_job = *job;
         ag_chunk_fire(&inline_job);
         return ag_chunk_count(&inline_job);

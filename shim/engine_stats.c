@@ -154,4 +154,5 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%sinstantiate_us %.0f\n", prefix, s->instantiate_us);
     fprintf(out, "%spatch_us %.0f\n", prefix, s->patch_us);
     fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->chunk_launch_us);
+    fprintf(out, "%slaunch_wait_us %.0f\n", prefix, s->launch_wait_us);
 }

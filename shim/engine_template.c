@@ -121,11 +121,15 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
  * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
  * window's; while another template replays part of a window, its ops are not timed).
- * Such a program (Python, a dispatcher, host work) is slower than the GPU, so the GPU
- * catches up with a big chunk while the program submits the next ones; what it must
- * not get is a big chunk at the end, whose GPU time would come on top of the window
- * (the host waits for it at the flush point).  Its chunks grow backwards: the last is
- * plan.first ops long, each one before it plan.growth times the next. */
+ * Such a program (Python, a dispatcher, host work) is slower than the GPU, so its
+ * chunks are cut from the end: the last is plan.first ops long (its GPU time comes
+ * on top of the window: the host waits for it at the flush point).  While the
+ * launcher thread launches them (engine_launcher.c), the chunks are all alike (growth
+ * 1, engine_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
+ * a launch costs the program's thread only a hand-off.  Without it, each one before
+ * the last is plan.growth times the next: fewer, bigger chunks, as a launch then
+ * costs the program's thread 20 to 40 us (measured on the H100 with PyTorch,
+ * README). */
 #define PACING_GAPS 16
 static uint64_t program_mean_ns(const struct ag_window *w)
 {
@@ -164,7 +168,7 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
 }
 
 /* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
- * from its last (its last chunk plan.first ops long, the rest shorter than that
+ * from its last (its last chunk plan.first ops long, the rest shorter than a chunk
  * joining the first chunk). */
 static int plan_chunks(struct ag_template *t)
 {
@@ -203,8 +207,10 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
     ag_log(AG_LOG_DEBUG, "graph %u: %d ops, the program's own time %.2f us per op (%u "
            "gaps), plan %d x%d: chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
            w->program_gaps, t->plan.first, t->plan.growth,
-           t->paced ? "paced (shrinking towards the end)" : "growing", lens,
-           c < t->nchunks ? " ..." : "");
+           !t->paced                ? "growing"
+           : t->plan.growth == 1    ? "paced (alike, cut from the end)"
+                                    : "paced (shrinking towards the end)",
+           lens, c < t->nchunks ? " ..." : "");
 }
 
 /* Views of a chunk's ops for the backend: chunk-local slots and links. */

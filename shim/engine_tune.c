@@ -6,7 +6,8 @@
  * depends on how fast this process holds ops back against how fast the GPU runs
  * them, and that differs from one program, GPU and process to the next.  With
  * AUTOGRAPH_CHUNK_TUNE=N, a template of two or more chunks tries the candidate plans
- * in turn (the configured one, then bigger and fewer chunks): each is timed over N
+ * in turn (the configured one, then bigger and fewer chunks; alike chunks twice and
+ * half as long for a paced template whose chunks are alike): each is timed over N
  * replays, by the host clock from the start of a replay that completed to the start
  * of the next one (the program's own loop, its sync included), the first
  * AG_TUNE_SKIP replays after a build left out.  Then the template is dropped and
@@ -44,12 +45,17 @@ static uint64_t clock_ns(void)
 uint64_t (*ag_tune_clock)(void) = clock_ns;
 
 /* Candidate k: the configured plan, then 2x the first chunk (up to chunk_max)
- * growing 4x as fast, then the configured first chunk growing 2x as fast. */
-static struct ag_plan candidate(int k)
+ * growing 4x as fast, then the configured first chunk growing 2x as fast.  Chunks
+ * alike (a paced template's while the launcher thread launches them: growth 1): the
+ * configured length, then twice, then half as long. */
+static struct ag_plan candidate(int k, int alike)
 {
-    struct ag_plan p = { ag_eng.p.chunk_first, ag_eng.p.chunk_growth };
-    if (k == 1) {
-        p.first = 2 * p.first <= ag_eng.p.chunk_max ? 2 * p.first : ag_eng.p.chunk_max;
+    struct ag_plan p = { ag_eng.p.chunk_first, alike ? 1 : ag_eng.p.chunk_growth };
+    int twice = 2 * p.first <= ag_eng.p.chunk_max ? 2 * p.first : ag_eng.p.chunk_max;
+    if (alike) {
+        p.first = k == 1 ? twice : k == 2 && p.first > 1 ? p.first / 2 : p.first;
+    } else if (k == 1) {
+        p.first = twice;
         p.growth = p.growth <= 16 ? 4 * p.growth : 64;
     } else if (k == 2) {
         p.growth = p.growth <= 32 ? 2 * p.growth : 64;
@@ -74,7 +80,7 @@ static int next_distinct(struct ag_tune *e, int nops, int k)
     for (; k < AG_TUNE_PLANS; k++) {
         int twin = -1;
         for (int j = 0; j < k && twin < 0; j++)
-            if (same_cut(nops, candidate(j), candidate(k)))
+            if (same_cut(nops, candidate(j, e->alike), candidate(k, e->alike)))
                 twin = j;
         if (twin < 0)
             return k;
@@ -93,20 +99,22 @@ static struct ag_tune *entry_of(uint64_t hash)
 void ag_tune_choose(struct ag_template *t)
 {
     struct ag_tune *e = entry_of(t->hash);
+    int alike = t->paced && ag_launcher_available();
     size_t size;
 
-    t->plan = candidate(0);
+    t->plan = candidate(0, alike);
     if (ag_eng.p.tune_replays <= 0 || ag_plan_lengths(t->nops, t->plan, NULL, 0) < 2)
         return;                      /* off, or one chunk: nothing to choose between */
-    if (e->hash != t->hash) {        /* a new shape (or it takes a slot over) */
+    if (e->hash != t->hash || e->alike != alike) {   /* a new shape, or newly paced */
         memset(e, 0, sizeof *e);
         e->hash = t->hash;
+        e->alike = (unsigned char)alike;
     }
     if (e->done) {
-        t->plan = candidate(e->best);
+        t->plan = candidate(e->best, alike);
         return;
     }
-    t->plan = candidate(e->stage);
+    t->plan = candidate(e->stage, alike);
     size = sizeof *t->tuning + sizeof(uint32_t) * (size_t)ag_eng.p.tune_replays;
     t->tuning = calloc(1, size);     /* out of memory: not timed */
 }
@@ -185,7 +193,8 @@ static int stage_done(struct ag_template *t)
     e->best = (unsigned char)best_of(e);
     ag_eng.s.tuned++;
     ag_log(AG_LOG_DEBUG, "graph %u: keeps chunk plan %d x%d (median periods %.1f, %.1f, "
-           "%.1f us)", t->id, candidate(e->best).first, candidate(e->best).growth,
+           "%.1f us)", t->id, candidate(e->best, e->alike).first,
+           candidate(e->best, e->alike).growth,
            e->median_ns[0] / 1e3, e->median_ns[1] / 1e3, e->median_ns[2] / 1e3);
     if (e->best == stage)
         return 1;

@@ -470,25 +470,32 @@ want() {
     grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
 }
 
-@test "engine_cases: a program slower than its GPU work gets chunks that shrink towards the end (paced); AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start, AUTOGRAPH_CHUNK_GROWTH times" {
+@test "engine_cases: a program slower than its GPU work gets chunks cut from the end (paced): alike while the launcher thread launches them, shrinking towards the end (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
     local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_GROWTH=2)
-    # 40 launches, the program busy 5 us before each: 16, 16, 8 (3 per replay)
+    # 40 launches, the program busy 5 us before each: 8 x 5, whatever the growth
+    cases slow 30 5
+    want templates_paced -eq 1
+    want replays -ge 20
+    want chunk_launches -eq $((5 * ${S[replays]}))
+    grep -q '^libautograph: graph 1: 40 ops, .*plan 8 x1: chunks paced (alike, cut from the end): 8 8 8 8 8$' "$tmp/shim.err"
+    # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the first
+    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK=16)
+    cases slow 30 5
+    want chunk_launches -eq $((2 * ${S[replays]}))
+    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (alike, cut from the end): 24 16$' "$tmp/shim.err"
+    # without the launcher thread, growth 2: 16, 16, 8 (3 per replay)
+    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_GROWTH=2 AUTOGRAPH_LAUNCH_THREAD=0)
     cases slow 30 5
     want templates_paced -eq 1
     want replays -ge 20
     want chunk_launches -eq $((3 * ${S[replays]}))
     grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 16 16 8$' "$tmp/shim.err"
     # the default growth, 3: 8, 24, 8 (the rest, as long as the last chunk, stays apart)
-    CASES_ENV=(AUTOGRAPH_LOG=debug)
+    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_LAUNCH_THREAD=0)
     cases slow 30 5
     want templates_paced -eq 1
     want chunk_launches -eq $((3 * ${S[replays]}))
     grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 8 24 8$' "$tmp/shim.err"
-    # paced, growth 1: 8 x 5
-    CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=1)
-    cases slow 30 5
-    want templates_paced -eq 1
-    want chunk_launches -eq $((5 * ${S[replays]}))
     # the same with the rule off: 8, 16, 16 (3 per replay)
     CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=2)
     cases slow 30 5
@@ -513,6 +520,7 @@ want() {
     want launches_threaded -gt 0
     want launches_threaded -le "${S[chunk_launches]}"
     [ $(( ${S[launches_threaded]} + ${S[launches_taken_back]} )) -eq "${S[chunk_launches]}" ]
+    [ -n "${S[launch_wait_us]}" ]      # the program's threads' wait for the launcher, counted
     CASES_ENV=(AUTOGRAPH_LAUNCH_THREAD=0)
     cases slow 30 5
     want launches_threaded -eq 0

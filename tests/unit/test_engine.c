@@ -704,16 +704,18 @@ static void test_launcher(void)
     CHECK(ag_eng.s.launches_threaded == 0 && ag_eng.s.launches_taken_back == 0);
     ag_eng.p.chunk_slow_ns = 1;      /* every window is of a slow program: paced */
 
-    launcher_windows(1, -1);
-    CHECK(builds == 4 && launches == 8 * 4);
-    CHECK(ag_eng.s.launches_threaded == 32 && ag_eng.s.launches_taken_back == 0);
+    launcher_windows(1, -1);         /* paced, launched there: 10 chunks of 4 */
+    CHECK(builds == 10 && launches == 8 * 10);
+    CHECK(ag_eng.s.launches_threaded == 80 && ag_eng.s.launches_taken_back == 0);
     CHECK(context_sets == 1 && context_set == 1);   /* the ops' context, once */
     launcher_windows(0, -1);
-    CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 32);
+    CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 80);
     launcher_windows(1, 5);          /* fails on the launcher, collected later */
     CHECK(ag_eng.s.chunk_launches < (unsigned long)launches);
     launcher_windows(0, 9);
+    ag_eng.p.chunk_first = 10;       /* core_cases' 40-op window in 4 chunks, as there */
     core_cases();
+    ag_eng.p.chunk_first = 4;
     test_event_destroys(&fake_events_threaded, 5);   /* paced: chunks of 5 + 4 */
 
     ag_eng.p.launch_thread = 0;
