@@ -213,6 +213,23 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
            lens, c < t->nchunks ? " ..." : "");
 }
 
+/* The chunk-local link of event wait i (of template t), for chunk c: its record's
+ * position in c; AG_LINK_IMPLIED when the record is in an earlier chunk on the same
+ * slot (the wait changes nothing in stream order); else AG_LINK_EXTERNAL: a record in
+ * an earlier chunk on another slot is made by that chunk's graph on the program's
+ * event, and this chunk's graph waits for it there, as a wait on the program's event
+ * made outside the window.  Chunks launched in order on their own streams order
+ * nothing across streams: a wait taken as implied there let the GPU run the ops
+ * after it before the record (H100, engine_prog eventmid in chunks of one or two
+ * ops: wrong bytes in 1 run of 40 and 4 of 30). */
+static int chunk_link(const struct ag_template *t, const struct ag_chunk *c, int i)
+{
+    int record = t->ops[i].link;
+    if (record == AG_LINK_EXTERNAL || record >= c->begin)
+        return record == AG_LINK_EXTERNAL ? record : record - c->begin;
+    return t->ops[record].slot == t->ops[i].slot ? AG_LINK_IMPLIED : AG_LINK_EXTERNAL;
+}
+
 /* Views of a chunk's ops for the backend: chunk-local slots and links. */
 static struct ag_op *chunk_views(struct ag_template *t, struct ag_chunk *c,
                                  const struct ag_window *w, size_t a)
@@ -232,8 +249,8 @@ static struct ag_op *chunk_views(struct ag_template *t, struct ag_chunk *c,
             c->slots[c->nslots++] = top->slot;
         }
         views[k].slot = (unsigned char)local[top->slot];
-        if (top->kind == AG_OP_EVENT_WAIT && top->link != AG_LINK_EXTERNAL)
-            views[k].link = top->link >= c->begin ? top->link - c->begin : AG_LINK_IMPLIED;
+        if (top->kind == AG_OP_EVENT_WAIT)
+            views[k].link = chunk_link(t, c, i);
         views[k].args_len = top->args_len;
     }
     return views;

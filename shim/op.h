@@ -35,7 +35,7 @@ static inline int ag_is_event_op(int kind)
 
 /* Link of an EVENT_WAIT when a graph is built (see backend.h). */
 #define AG_LINK_EXTERNAL (-1)  /* the event's record is not in this graph: external wait */
-#define AG_LINK_IMPLIED  (-2)  /* recorded in an earlier chunk: ordering already implied */
+#define AG_LINK_IMPLIED  (-2)  /* recorded in an earlier chunk, on its stream: nothing to wait for */
 
 struct ag_op {
     unsigned char kind;          /* enum ag_op_kind */

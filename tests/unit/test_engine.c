@@ -428,6 +428,73 @@ static void test_event_destroys(const struct ag_backend *events_backend, int fir
     ag_eng.be = was;
 }
 
+/* The links of the event waits the backend was given to build, in build order. */
+static int wait_links[64], nwait_links;
+
+static int fake_build_links(const struct ag_op *ops, int n, int nslots, void **graph,
+                            void **nodes)
+{
+    for (int i = 0; i < n; i++)
+        if (ops[i].kind == AG_OP_EVENT_WAIT && nwait_links < 64)
+            wait_links[nwait_links++] = ops[i].link;
+    return fake_build(ops, n, nslots, graph, nodes);
+}
+
+static const struct ag_backend fake_links = {
+    .issue = fake_issue, .build = fake_build_links, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec,
+};
+
+/* The program records or waits for `event` on `stream` (the log gets the handle). */
+static void submit_event_op(int kind, uintptr_t event, uintptr_t stream)
+{
+    static const unsigned char shape[2][8] = { { 0xee }, { 0xef } };
+    uint64_t handle = event;
+    const unsigned char *sh = shape[kind == AG_OP_EVENT_WAIT];
+    struct ag_op op = {
+        .kind = (unsigned char)kind, .stream = stream, .ctx = 1, .event = event,
+        .shape = sh, .shape_len = 8, .args = (const unsigned char *)&handle,
+        .args_len = 8, .hash = ag_hash_bytes((uint64_t)kind, sh, 8),
+    };
+    submitted_stream[nsubmitted] = op.stream;
+    submitted[nsubmitted++] = handle;
+    if (ag_engine_offer(&op) == AG_EAGER) {
+        fake_issue(&op);
+        ag_engine_done(&op, 0);
+    }
+}
+
+/* A wait whose record is in an earlier chunk: on the record's stream it needs nothing
+ * (AG_LINK_IMPLIED), on another stream the graph must wait for the program's event
+ * (AG_LINK_EXTERNAL): the chunks' launches order nothing across streams.  In the
+ * record's chunk, the wait links to it there.  Chunks of 4 + 8. */
+static void test_cross_chunk_waits(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    const uintptr_t a = 0x1000, b = 0x2000, event = 0x7100;
+    reset();
+    ag_eng.be = &fake_links;
+    nwait_links = 0;
+    for (int it = 0; it < 6; it++) {
+        submit_on(1, 1, a);
+        submit_event_op(AG_OP_EVENT_RECORD, event, a);
+        submit_event_op(AG_OP_EVENT_WAIT, event, b);    /* chunk 1, linked there */
+        submit_on(2, 2, a);
+        submit_event_op(AG_OP_EVENT_WAIT, event, b);    /* chunk 2, another stream */
+        submit_event_op(AG_OP_EVENT_WAIT, event, a);    /* chunk 2, the record's */
+        for (int k = 3; k < 9; k++)
+            submit_on(k, (uint64_t)k, k % 2 ? a : b);
+        sync_point();
+    }
+    CHECK(same_order());
+    CHECK(builds == 2 && launches == 2 * 4);
+    CHECK(nwait_links == 3);
+    CHECK(wait_links[0] == 1);                      /* the record is op 1 of chunk 1 */
+    CHECK(wait_links[1] == AG_LINK_EXTERNAL && wait_links[2] == AG_LINK_IMPLIED);
+    ag_eng.be = was;
+}
+
 /* Chunk plan tuning (AUTOGRAPH_CHUNK_TUNE): each candidate plan is timed over N
  * replays by the engine's clock, which here advances by a cost per window that the
  * test sets from the chunks launched in it; the plan with the shortest median is
@@ -737,6 +804,7 @@ int main(void)
     test_memory_freed();
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
+    test_cross_chunk_waits();
     test_launcher();
     return check_finish("test_engine");
 }
