@@ -470,32 +470,30 @@ want() {
     grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
 }
 
+# slow_chunks N PLAN: engine_cases slow 30 5 (40 launches, the program busy 5 us before
+# each) with CASES_ENV and debug logging: paced, N chunk launches a replay, and graph 1
+# logged as cut by PLAN ("alike ...: 8 8" or "shrinking ...: 16 8", the lengths)
+slow_chunks() {
+    CASES_ENV+=(AUTOGRAPH_LOG=debug)
+    cases slow 30 5
+    want templates_paced -eq 1
+    want replays -ge 20
+    want chunk_launches -eq $(($1 * ${S[replays]}))
+    grep -q "^libautograph: graph 1: 40 ops, .*: chunks paced ($2\$" "$tmp/shim.err"
+}
+
 @test "engine_cases: a program slower than its GPU work gets chunks cut from the end (paced): alike while the launcher thread launches them, shrinking towards the end (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
-    local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_GROWTH=2)
-    # 40 launches, the program busy 5 us before each: 8 x 5, whatever the growth
-    cases slow 30 5
-    want templates_paced -eq 1
-    want replays -ge 20
-    want chunk_launches -eq $((5 * ${S[replays]}))
-    grep -q '^libautograph: graph 1: 40 ops, .*plan 8 x1: chunks paced (alike, cut from the end): 8 8 8 8 8$' "$tmp/shim.err"
+    local CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2)
+    slow_chunks 5 'alike, cut from the end): 8 8 8 8 8'        # whatever the growth
     # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the first
-    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK=16)
-    cases slow 30 5
-    want chunk_launches -eq $((2 * ${S[replays]}))
-    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (alike, cut from the end): 24 16$' "$tmp/shim.err"
-    # without the launcher thread, growth 2: 16, 16, 8 (3 per replay)
-    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_GROWTH=2 AUTOGRAPH_LAUNCH_THREAD=0)
-    cases slow 30 5
-    want templates_paced -eq 1
-    want replays -ge 20
-    want chunk_launches -eq $((3 * ${S[replays]}))
-    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 16 16 8$' "$tmp/shim.err"
+    CASES_ENV=(AUTOGRAPH_CHUNK=16)
+    slow_chunks 2 'alike, cut from the end): 24 16'
+    # without the launcher thread, growth 2: 16, 16, 8
+    CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2 AUTOGRAPH_LAUNCH_THREAD=0)
+    slow_chunks 3 'shrinking towards the end): 16 16 8'
     # the default growth, 3: 8, 24, 8 (the rest, as long as the last chunk, stays apart)
-    CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_LAUNCH_THREAD=0)
-    cases slow 30 5
-    want templates_paced -eq 1
-    want chunk_launches -eq $((3 * ${S[replays]}))
-    grep -q '^libautograph: graph 1: 40 ops, .*: chunks paced (shrinking towards the end): 8 24 8$' "$tmp/shim.err"
+    CASES_ENV=(AUTOGRAPH_LAUNCH_THREAD=0)
+    slow_chunks 3 'shrinking towards the end): 8 24 8'
     # the same with the rule off: 8, 16, 16 (3 per replay)
     CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_GROWTH=2)
     cases slow 30 5
