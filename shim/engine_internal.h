@@ -335,8 +335,8 @@ void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or n
 enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
 int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
 void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
-int ag_launch_pending(void);
-int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */        /* a chunk handed off is not collected yet */
+int ag_launch_pending(void);        /* a chunk handed off is not collected yet */
+int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */
 
 /* engine_tune.c */
 extern uint64_t (*ag_tune_clock)(void);   /* ns; the unit tests set their own */

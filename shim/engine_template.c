@@ -225,8 +225,10 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
 static int chunk_link(const struct ag_template *t, const struct ag_chunk *c, int i)
 {
     int record = t->ops[i].link;
-    if (record == AG_LINK_EXTERNAL || record >= c->begin)
-        return record == AG_LINK_EXTERNAL ? record : record - c->begin;
+    if (record == AG_LINK_EXTERNAL)
+        return AG_LINK_EXTERNAL;
+    if (record >= c->begin)
+        return record - c->begin;
     return t->ops[record].slot == t->ops[i].slot ? AG_LINK_IMPLIED : AG_LINK_EXTERNAL;
 }
 

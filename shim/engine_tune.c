@@ -53,7 +53,10 @@ static struct ag_plan candidate(int k, int alike)
     struct ag_plan p = { ag_eng.p.chunk_first, alike ? 1 : ag_eng.p.chunk_growth };
     int twice = 2 * p.first <= ag_eng.p.chunk_max ? 2 * p.first : ag_eng.p.chunk_max;
     if (alike) {
-        p.first = k == 1 ? twice : k == 2 && p.first > 1 ? p.first / 2 : p.first;
+        if (k == 1)
+            p.first = twice;
+        else if (k == 2 && p.first > 1)
+            p.first /= 2;
     } else if (k == 1) {
         p.first = twice;
         p.growth = p.growth <= 16 ? 4 * p.growth : 64;
