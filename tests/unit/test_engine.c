@@ -761,6 +761,22 @@ static void launcher_windows(int wait, int fail_at)
     CHECK(same_order());
 }
 
+/* AUTOGRAPH_CHUNK_TUNE on a paced window whose chunks are alike (launched by the
+ * launcher): the candidates are 4 (10 chunks of 40 ops), 8 (5) and 2 (20); fewer
+ * chunks are cheaper here, so 8 is kept, after 3 rebuilds. */
+static void test_alike_tuning(void)
+{
+    uint64_t (*real_clock)(void) = ag_tune_clock;
+    ag_tune_clock = fake_clock;
+    ag_eng.p.tune_replays = 5;
+    reset();
+    CHECK(run_timed(80, 40, 100000, 1000) == 10 * 5);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 3 && same_order());
+    CHECK(builds == 10 + 5 + 20 + 5);        /* each candidate's chunks, then 8's */
+    ag_eng.p.tune_replays = 0;
+    ag_tune_clock = real_clock;
+}
+
 static void test_launcher(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -780,6 +796,7 @@ static void test_launcher(void)
     launcher_windows(1, 5);          /* fails on the launcher, collected later */
     CHECK(ag_eng.s.chunk_launches < (unsigned long)launches);
     launcher_windows(0, 9);
+    test_alike_tuning();
     ag_eng.p.chunk_first = 10;       /* core_cases' 40-op window in 4 chunks, as there */
     core_cases();
     ag_eng.p.chunk_first = 4;
