@@ -366,15 +366,16 @@ static const struct ag_backend fake_events = {
     .destroy_event = fake_destroy_event,
 };
 
-/* The program records `event` on the usual stream (the log gets the handle). */
-static void submit_record(uintptr_t event)
+/* The program records or waits for `event` on `stream` (the log gets the handle). */
+static void submit_event_op(int kind, uintptr_t event, uintptr_t stream)
 {
-    static const unsigned char shape[8] = { 0xee };
+    static const unsigned char shape[2][8] = { { 0xee }, { 0xef } };
     uint64_t handle = event;
+    const unsigned char *sh = shape[kind == AG_OP_EVENT_WAIT];
     struct ag_op op = {
-        .kind = AG_OP_EVENT_RECORD, .stream = 0x1000, .ctx = 1, .event = event,
-        .shape = shape, .shape_len = 8, .args = (const unsigned char *)&handle,
-        .args_len = 8, .hash = ag_hash_bytes(9, shape, 8),
+        .kind = (unsigned char)kind, .stream = stream, .ctx = 1, .event = event,
+        .shape = sh, .shape_len = 8, .args = (const unsigned char *)&handle,
+        .args_len = 8, .hash = ag_hash_bytes((uint64_t)kind, sh, 8),
     };
     submitted_stream[nsubmitted] = op.stream;
     submitted[nsubmitted++] = handle;
@@ -410,7 +411,7 @@ static void test_event_destroys(const struct ag_backend *events_backend, int fir
     for (int it = 0; it < 8; it++) {
         uintptr_t event = 0x70000 + 16 * (uintptr_t)it;
         submit(1, 1);
-        submit_record(event);
+        submit_event_op(AG_OP_EVENT_RECORD, event, 0x1000);
         held += destroy(event) == AG_DESTROY_HELD;
         for (int k = 2; k <= 8; k++)
             submit(k, (uint64_t)k);
@@ -445,25 +446,6 @@ static const struct ag_backend fake_links = {
     .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
     .release_exec = fake_release_exec,
 };
-
-/* The program records or waits for `event` on `stream` (the log gets the handle). */
-static void submit_event_op(int kind, uintptr_t event, uintptr_t stream)
-{
-    static const unsigned char shape[2][8] = { { 0xee }, { 0xef } };
-    uint64_t handle = event;
-    const unsigned char *sh = shape[kind == AG_OP_EVENT_WAIT];
-    struct ag_op op = {
-        .kind = (unsigned char)kind, .stream = stream, .ctx = 1, .event = event,
-        .shape = sh, .shape_len = 8, .args = (const unsigned char *)&handle,
-        .args_len = 8, .hash = ag_hash_bytes((uint64_t)kind, sh, 8),
-    };
-    submitted_stream[nsubmitted] = op.stream;
-    submitted[nsubmitted++] = handle;
-    if (ag_engine_offer(&op) == AG_EAGER) {
-        fake_issue(&op);
-        ag_engine_done(&op, 0);
-    }
-}
 
 /* A wait whose record is in an earlier chunk: on the record's stream it needs nothing
  * (AG_LINK_IMPLIED), on another stream the graph must wait for the program's event
