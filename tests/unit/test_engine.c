@@ -509,11 +509,24 @@ static int run_timed(int windows, int ops, long base, long per_chunk)
     return tail;
 }
 
-static void test_chunk_tuning(void)
+/* Tuning on (5 replays a plan), timed by the test's clock; off, the real clock back. */
+static uint64_t (*clock_before_tuning)(void);
+static void tuning_on(void)
 {
-    uint64_t (*real_clock)(void) = ag_tune_clock;
+    clock_before_tuning = ag_tune_clock;
     ag_tune_clock = fake_clock;
     ag_eng.p.tune_replays = 5;
+}
+
+static void tuning_off(void)
+{
+    ag_eng.p.tune_replays = 0;
+    ag_tune_clock = clock_before_tuning;
+}
+
+static void test_chunk_tuning(void)
+{
+    tuning_on();
 
     /* 40 ops: plans 4 x2 (4+8+16+12), 8 x8 (8+16+16), 4 x4 (4+16+16+4); fewer chunks
      * are cheaper here: 8 x8 is kept, after 3 rebuilds (2 to try, 1 to keep). */
@@ -553,8 +566,7 @@ static void test_chunk_tuning(void)
     CHECK(run_timed(12, 40, 100000, 1000) == 10 * 3);
     CHECK(builds == 3 && ag_eng.s.tune_rebuilds == 3 && same_order());
 
-    ag_eng.p.tune_replays = 0;
-    ag_tune_clock = real_clock;
+    tuning_off();
 }
 
 /* Streams: a replay may map the template's streams onto others (all of a slot's ops
@@ -748,15 +760,12 @@ static void launcher_windows(int wait, int fail_at)
  * chunks are cheaper here, so 8 is kept, after 3 rebuilds. */
 static void test_alike_tuning(void)
 {
-    uint64_t (*real_clock)(void) = ag_tune_clock;
-    ag_tune_clock = fake_clock;
-    ag_eng.p.tune_replays = 5;
+    tuning_on();
     reset();
     CHECK(run_timed(80, 40, 100000, 1000) == 10 * 5);
     CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 3 && same_order());
     CHECK(builds == 10 + 5 + 20 + 5);        /* each candidate's chunks, then 8's */
-    ag_eng.p.tune_replays = 0;
-    ag_tune_clock = real_clock;
+    tuning_off();
 }
 
 static void test_launcher(void)
