@@ -54,6 +54,7 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_PERIOD_MIN", 32,  2, 1 << 16, offsetof(struct ag_config, period_min) },
     { "AUTOGRAPH_LIGHT_AFTER", 3,  0, 1 << 20, offsetof(struct ag_config, light_after) },
     { "AUTOGRAPH_SKIM_AFTER", 8,   0, 1 << 20, offsetof(struct ag_config, skim_after) },
+    { "AUTOGRAPH_LAUNCH_SPIN_US", 1000, 0, 100000, offsetof(struct ag_config, launch_spin_us) },
     { "AUTOGRAPH_MAX_GRAPHS", 0,   0, 1 << 20, offsetof(struct ag_config, max_graphs) },
     { "AUTOGRAPH_MAX_GRAPH_MB", 0, 0, 1 << 20, offsetof(struct ag_config, max_graph_mb) },
     { NULL, 0, 0, 0, 0 },

@@ -300,6 +300,15 @@ static void look_for_period(void)
 
 /* ---- entry points -------------------------------------------------------------- */
 
+/* Whether op may be the replay's next op: then, like a fast-path kernel, it is held
+ * while a chunk launch handed off is still out (an event record or wait between two
+ * chunks need not wait for the launch before it); it is collected first if op goes
+ * anywhere else (ag_replay_offer's mismatch, or an eager op). */
+static int replay_may_hold(const struct ag_op *op)
+{
+    return ag_eng.r.t && !op->light && op->ctx == ag_eng.w.ctx;
+}
+
 int ag_engine_offer(struct ag_op *op)
 {
     struct ag_wop *o;
@@ -307,7 +316,9 @@ int ag_engine_offer(struct ag_op *op)
     if (!ag_engine_running())
         return AG_PASS;
     (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
-    ag_engine_lock();
+    ag_engine_lock_replay();
+    if (!replay_may_hold(op))
+        ag_launch_collect();
     if (ag_eng.app_capturing || ag_engine_is_paused()) {
         ag_lock_give(&engine_lock);
         return AG_PASS;
@@ -329,6 +340,7 @@ int ag_engine_offer(struct ag_op *op)
         ag_replay_try_start(NULL, op);
     o = ag_window_append(&ag_eng.w, op);
     if (o == NULL) {                 /* out of memory: stop graphing this window */
+        ag_launch_collect();
         end_window(AG_FLUSH_UNRECORDED);
         op->slot = 0xff;
         return AG_EAGER;
@@ -337,6 +349,7 @@ int ag_engine_offer(struct ag_op *op)
         ag_lock_give(&engine_lock);
         return AG_HELD;
     }
+    ag_launch_collect();             /* before op reaches the driver */
     return AG_EAGER;                 /* lock stays held until ag_engine_done */
 }
 

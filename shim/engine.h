@@ -48,6 +48,7 @@ struct ag_engine_params {
     int destroy_flush;   /* an event's destroy ends the window (engine_events.c) */
     int launch_thread;   /* chunks are launched by the engine's own thread
                           * (engine_launcher.c) */
+    int launch_spin_ns;  /* after a launch it waits awake this long for the next */
 };
 
 /* Starts the engine (once).  Until then every call passes through. */

@@ -24,7 +24,11 @@
  * handle is not taken for it).  When a held op names the event (a replay holds its
  * record or wait, not yet issued), the destroy itself is held: the program gets
  * success, and the backend destroys the event right after those ops went out, in
- * their chunk's launch or issued eagerly (ag_events_release_held).  Until then the
+ * their chunk's launch or issued eagerly (ag_events_release_held).  So is it when
+ * the chunk launch that the launcher thread has not yet finished names the event
+ * (engine_launcher.c): the program does not wait for that launch; the destroy is
+ * made when the launch is collected.  (When held ops name it too, the launch is
+ * collected first: those ops go out later.)  Until then the
  * driver cannot give the handle to a new event.  A second destroy of a held one
  * ends the window (the first is made), so the driver answers it as it would have.
  * AUTOGRAPH_DESTROY_FLUSH=1, or a
@@ -96,7 +100,7 @@ void ag_engine_event_created(uintptr_t event)
     struct dead_event *d;
     if (!ag_engine_running() || __atomic_load_n(&dead_event_count, __ATOMIC_RELAXED) == 0)
         return;
-    ag_engine_lock();
+    ag_engine_lock_replay();         /* a chunk launch out reads no dead handle */
     if ((d = find_dead(event)) != NULL)
         forget_dead(d);             /* a live event again (its ring slot ages out) */
     ag_engine_unlock();
@@ -235,7 +239,7 @@ static int destroying(uintptr_t event)
     if (ag_eng.p.destroy_flush || ag_eng.be->destroy_event == NULL || ag_eng.app_capturing ||
         ag_engine_is_paused())
         return AG_DESTROY_FLUSH;
-    if (held_op_names(event)) {
+    if (held_op_names(event) || ag_launch_names_event(event)) {
         if (nheld_destroys == AG_HELD_DESTROYS || destroy_held(event))
             return AG_DESTROY_FLUSH;     /* a second destroy: the driver answers it */
         held_destroys[nheld_destroys++] = event;
@@ -253,7 +257,9 @@ int ag_engine_event_destroying(uintptr_t event)
     int how;
     if (!ag_engine_running())
         return AG_DESTROY_FLUSH;
-    ag_engine_lock();
+    ag_engine_lock_replay();
+    if (held_op_names(event) || !ag_launch_names_event(event))
+        ag_launch_collect();         /* else held until that launch is collected */
     how = destroying(event);
     ag_engine_unlock();
     return how;

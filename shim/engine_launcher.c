@@ -16,11 +16,14 @@
  * Order is kept by two rules, so the driver sees the calls it would see without the
  * thread, in the same order, some of them from another thread:
  *   - one launch at a time: a hand-off first collects the one before;
- *   - before anything else of the engine (every ag_engine_lock but the replay's fast
- *     path, which only holds) and before any other call of the program reaches the
- *     driver (ag_launch_settle, engine.h, where the stream joins are settled), the
- *     launch handed off is collected: done by the launcher, or, when the launcher has
- *     not started it yet, taken back and done by the thread that needs it.
+ *   - before anything else of the engine (every ag_engine_lock; not the replay's
+ *     fast path, nor an op that the replay holds as its next (engine.c:
+ *     replay_may_hold), nor the destroy of an event that only the launch out names,
+ *     which is held until it is collected: engine_events.c) and before any other
+ *     call of the program reaches the driver (ag_launch_settle, engine.h, where the
+ *     stream joins are settled), the launch handed off is collected: done by the
+ *     launcher, or, when the launcher has not started it yet, taken back and done
+ *     by the thread that needs it.
  * While a launch is out, only its own data is touched: its variant's args and
  * executable, the pending args of its chunk (a replay writes the next chunk's
  * elsewhere; a new replay starts under the lock, after a collect), its counters (the
@@ -37,6 +40,7 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -45,6 +49,7 @@
 enum { IDLE = AG_LAUNCH_IDLE, QUEUED = AG_LAUNCH_QUEUED, RUNNING = AG_LAUNCH_RUNNING,
        DONE = AG_LAUNCH_DONE };
 #define SPINS 4000                    /* a waiter's tries before it sleeps */
+#define SPIN_MIN_CPUS 4               /* the launcher waits awake only with this many */
 
 AG_HOT int ag_launch_state;          /* the futex word: IDLE .. DONE */
 
@@ -55,6 +60,7 @@ static struct {
     int started;                      /* 0: not yet, 1: running, -1: cannot be */
     int atfork_set;                   /* the fork handler is registered */
     uintptr_t ctx;                    /* the launcher's current context */
+    int may_spin;                     /* the process may run on more than one CPU */
 } launcher;
 
 /* The state, sequentially consistent: a sleeper's flag and the state are each
@@ -111,6 +117,30 @@ static void fire_on_launcher(struct ag_launch *job)
     ag_chunk_fire(job);
 }
 
+/* After a launch, the launcher waits awake up to AUTOGRAPH_LAUNCH_SPIN_US for the
+ * next one, as CUDA's own synchronize spins while there are more CPUs than contexts:
+ * a sleeping thread takes tens of microseconds to wake, often longer than the
+ * program takes to reach its next call, which then takes the launch back, and the
+ * program's thread pays the wake-up call.  Only when the process may run on
+ * SPIN_MIN_CPUS CPUs or more (a Python program's own thread, PyTorch's autograd
+ * thread, the launcher and one to spare); it yields now and then, should its CPU be
+ * wanted. */
+static void wait_awake(void)
+{
+    double until;
+    if (ag_eng.p.launch_spin_ns <= 0 || !launcher.may_spin)
+        return;
+    until = ag_now_us() + ag_eng.p.launch_spin_ns / 1e3;
+    for (unsigned k = 1; load() != QUEUED; k++) {
+        if (k % 256 == 0) {
+            if (ag_now_us() >= until)
+                return;
+            sched_yield();
+        }
+        cpu_relax();
+    }
+}
+
 static void *launcher_main(void *unused)
 {
     (void)unused;
@@ -120,6 +150,7 @@ static void *launcher_main(void *unused)
             fire_on_launcher(&launcher.job);
             store(DONE);
             futex_wake();             /* a thread collecting it may sleep */
+            wait_awake();
             continue;
         }
         __atomic_store_n(&launcher.sleeping, 1, __ATOMIC_SEQ_CST);
@@ -142,6 +173,7 @@ static void forget_in_child(void)
 static int launcher_ready(void)
 {
     sigset_t all, old;
+    cpu_set_t affinity;
     pthread_t thread;
     int rc;
     if (launcher.started)
@@ -157,6 +189,8 @@ static int launcher_ready(void)
         return 0;
     }
     pthread_detach(thread);
+    launcher.may_spin = sched_getaffinity(0, sizeof affinity, &affinity) == 0 &&
+                        CPU_COUNT(&affinity) >= SPIN_MIN_CPUS;
     pthread_setname_np(thread, "autograph-launch");
     if (!launcher.atfork_set)         /* a child starting its own: registered already */
         pthread_atfork(NULL, NULL, forget_in_child);
@@ -222,6 +256,20 @@ void ag_launch_collect(void)
     if (ag_chunk_count(&job) != 0)
         launch_failed(&job);
     ag_events_release_held();        /* held for its ops: they went out */
+}
+
+/* Whether the launch handed off, if still out, names `event`: an op of its chunk
+ * records or waits on it (the launcher reads none of the window).  Engine lock held. */
+int ag_launch_names_event(uintptr_t event)
+{
+    if (load() == IDLE)
+        return 0;
+    for (size_t i = launcher.job.win_from; i < launcher.job.win_to; i++) {
+        const struct ag_wop *o = &ag_eng.w.ops[i];
+        if (ag_is_event_op(o->kind) && o->event == event)
+            return 1;
+    }
+    return 0;
 }
 
 int ag_launch_pending(void)

@@ -223,6 +223,7 @@ int ag_replay_offer(const struct ag_op *op)
     const char *why = mismatch(op, o);
 
     if (why) {
+        ag_launch_collect();         /* the chunk before goes out first */
         ag_replay_abort(r->pos == 0 ? NULL : why);
         return AG_EAGER;
     }

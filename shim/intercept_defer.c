@@ -57,6 +57,7 @@ static void decide_engine(void)
         .explain = cfg->explain, .keep_graph = cfg->keep_graph, .max_graphs = cfg->max_graphs,
         .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
         .destroy_flush = cfg->destroy_flush, .launch_thread = cfg->launch_thread,
+        .launch_spin_ns = cfg->launch_spin_us * 1000,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);

@@ -76,9 +76,23 @@ static int fake_patch(void *exec, void *node, const struct ag_op *op)
     return 0;
 }
 
+/* While set, a launch waits (up to ~2 s) for it to be cleared: a launch that is out
+ * while the test thread goes on.  Set when the wait ran out. */
+static int launch_gate, launch_gate_ran_out;
+
+static void wait_at_gate(void)
+{
+    long i = 0;
+    while (__atomic_load_n(&launch_gate, __ATOMIC_ACQUIRE) && ++i < 2000000)
+        sched_yield();
+    if (i >= 2000000)
+        launch_gate_ran_out = 1;
+}
+
 static int fake_launch(void *exec, const uintptr_t *streams, int nstreams)
 {
     struct fake_graph *e = exec;
+    wait_at_gate();
     if (launches++ == fail_launch_at)
         return 999;
     for (int i = 0; i < e->n; i++) {
@@ -768,6 +782,57 @@ static void test_alike_tuning(void)
     tuning_off();
 }
 
+/* Waits (up to ~2 s) for the launcher to be making the launch handed off. */
+static int launch_running(void)
+{
+    for (long i = 0; i < 2000000 && __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) !=
+                                    AG_LAUNCH_RUNNING; i++)
+        sched_yield();
+    return __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) == AG_LAUNCH_RUNNING;
+}
+
+/* While a chunk launch is out (held at the gate), the program goes on without
+ * waiting for it: an event record that is the replay's next op is held (as a kernel
+ * is), and the destroy of an event that only the chunk out names is held until that
+ * launch is collected, then made. */
+static void test_held_past_launch(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    unsigned long taken_back = 0;
+    int held = 0, window_ops = 0;
+    ag_eng.be = &fake_events_threaded;
+    reset();
+    ndestroyed = 0;
+    for (int it = 0; it < 6; it++) {
+        int last_window = it == 5;
+        for (int k = 0; k < 3; k++)
+            submit(k, (uint64_t)k);
+        submit_event_op(AG_OP_EVENT_RECORD, 0xe1, 0x1000);   /* chunk 0's last op */
+        if (last_window) {
+            window_ops = nexecuted;
+            CHECK(launch_running());
+            taken_back = ag_eng.s.launches_taken_back;
+        }
+        submit_event_op(AG_OP_EVENT_RECORD, 0xe2, 0x1000);   /* chunk 1's first */
+        if (last_window) {
+            CHECK(ag_launch_pending());      /* the record did not wait for it */
+            held = destroy(0xe1) == AG_DESTROY_HELD;
+            CHECK(held && ag_launch_pending() && ndestroyed == 0);
+            CHECK(ag_eng.s.launches_taken_back == taken_back);
+            __atomic_store_n(&launch_gate, 0, __ATOMIC_RELEASE);
+        }
+        for (int k = 4; k < 7; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+        if (it == 4)                 /* replayed once: the gate is closed for the next */
+            __atomic_store_n(&launch_gate, 1, __ATOMIC_RELEASE);
+    }
+    CHECK(!launch_gate_ran_out && builds == 2 && same_order());
+    CHECK(ndestroyed == 1 && destroyed_event[0] == 0xe1 &&
+          destroyed_at[0] >= window_ops + 4);   /* after chunk 0 went out */
+    ag_eng.be = was;
+}
+
 static void test_launcher(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -792,6 +857,7 @@ static void test_launcher(void)
     core_cases();
     ag_eng.p.chunk_first = 4;
     test_event_destroys(&fake_events_threaded, 5);   /* paced: chunks of 5 + 4 */
+    test_held_past_launch();
 
     ag_eng.p.launch_thread = 0;
     ag_eng.p.chunk_slow_ns = slow_ns;
