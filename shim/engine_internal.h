@@ -336,7 +336,7 @@ enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
 int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
 void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
 int ag_launch_pending(void);        /* a chunk handed off is not collected yet */
-int ag_launch_names_event(uintptr_t event);   /* ...and names that event */
+int ag_launch_names_event(uintptr_t event);   /* the chunk out records or waits on it */
 int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */
 
 /* engine_tune.c */

@@ -60,7 +60,7 @@ static struct {
     int started;                      /* 0: not yet, 1: running, -1: cannot be */
     int atfork_set;                   /* the fork handler is registered */
     uintptr_t ctx;                    /* the launcher's current context */
-    int may_spin;                     /* the process may run on more than one CPU */
+    int may_spin;                     /* the process may run on SPIN_MIN_CPUS or more */
 } launcher;
 
 /* The state, sequentially consistent: a sleeper's flag and the state are each
@@ -178,6 +178,8 @@ static int launcher_ready(void)
     int rc;
     if (launcher.started)
         return launcher.started > 0;
+    launcher.may_spin = sched_getaffinity(0, sizeof affinity, &affinity) == 0 &&
+                        CPU_COUNT(&affinity) >= SPIN_MIN_CPUS;   /* before it starts */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&thread, NULL, launcher_main, NULL);
@@ -189,8 +191,6 @@ static int launcher_ready(void)
         return 0;
     }
     pthread_detach(thread);
-    launcher.may_spin = sched_getaffinity(0, sizeof affinity, &affinity) == 0 &&
-                        CPU_COUNT(&affinity) >= SPIN_MIN_CPUS;
     pthread_setname_np(thread, "autograph-launch");
     if (!launcher.atfork_set)         /* a child starting its own: registered already */
         pthread_atfork(NULL, NULL, forget_in_child);
