@@ -76,16 +76,26 @@ static int fake_patch(void *exec, void *node, const struct ag_op *op)
     return 0;
 }
 
+/* Yields while `busy` says so, `tries` times at most: 1 when it stopped saying so. */
+static int yield_while(int (*busy)(void), long tries)
+{
+    for (long i = 0; i < tries && busy(); i++)
+        sched_yield();
+    return !busy();
+}
+
 /* While set, a launch waits (up to ~2 s) for it to be cleared: a launch that is out
  * while the test thread goes on.  Set when the wait ran out. */
 static int launch_gate, launch_gate_ran_out;
 
+static int gate_closed(void)
+{
+    return __atomic_load_n(&launch_gate, __ATOMIC_ACQUIRE);
+}
+
 static void wait_at_gate(void)
 {
-    long i = 0;
-    while (__atomic_load_n(&launch_gate, __ATOMIC_ACQUIRE) && ++i < 2000000)
-        sched_yield();
-    if (i >= 2000000)
+    if (!yield_while(gate_closed, 2000000))
         launch_gate_ran_out = 1;
 }
 
@@ -742,14 +752,25 @@ static const struct ag_backend fake_events_threaded = {
     .destroy_event = fake_destroy_event, .use_context = fake_use_context,
 };
 
+static int launch_state(void)
+{
+    return __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE);
+}
+
+static int launch_out(void)
+{
+    return launch_state() == AG_LAUNCH_QUEUED || launch_state() == AG_LAUNCH_RUNNING;
+}
+
+static int launch_not_running(void)
+{
+    return launch_state() != AG_LAUNCH_RUNNING;
+}
+
 /* Gives the launcher time to make the launch handed off (up to ~10 s). */
 static void let_launcher_run(void)
 {
-    for (long i = 0; i < 10000000 && (__atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) ==
-                                      AG_LAUNCH_QUEUED ||
-                                      __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) ==
-                                      AG_LAUNCH_RUNNING); i++)
-        sched_yield();
+    yield_while(launch_out, 10000000);
 }
 
 /* Windows of 40 ops, each op's arg fresh every 3rd window (patches); the launcher
@@ -785,10 +806,7 @@ static void test_alike_tuning(void)
 /* Waits (up to ~2 s) for the launcher to be making the launch handed off. */
 static int launch_running(void)
 {
-    for (long i = 0; i < 2000000 && __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) !=
-                                    AG_LAUNCH_RUNNING; i++)
-        sched_yield();
-    return __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE) == AG_LAUNCH_RUNNING;
+    return yield_while(launch_not_running, 2000000);
 }
 
 /* While a chunk launch is out (held at the gate), the program goes on without
