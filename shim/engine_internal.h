@@ -116,6 +116,7 @@ struct ag_chunk {
     int nvariants;
     struct ag_variant *variants;
     uint64_t (*seen)[AG_OP_SEEN];   /* per op: hashes of its latest distinct args */
+    int want_variant;           /* its last launch asked for a new variant */
 };
 
 struct ag_plan {                /* how a template is cut into chunks */
@@ -288,15 +289,17 @@ struct ag_template *ag_template_find_start(uint64_t start_key);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 /* A chunk's launch: readied under the engine lock (ag_chunk_prepare), fired on any
- * thread (ag_chunk_fire: the patches and the graph launch), counted under the lock
- * again (ag_chunk_count).  Between the three only the launch's own data is touched. */
+ * thread (ag_chunk_fire: the variant picked, the patches and the graph launch),
+ * counted under the lock again (ag_chunk_count).  Between the three only the
+ * launch's own data is touched: the job and its chunk's variants and seen hashes. */
 struct ag_launch {
     struct ag_template *t;
     struct ag_chunk *c;
-    struct ag_variant *v;       /* the executable it launches */
+    struct ag_variant *v;       /* the executable it launches (picked when fired) */
     const unsigned char *args;  /* the chunk's args: the replay's pending args */
     uintptr_t streams[AG_MAX_SLOTS];   /* the chunk's slots' streams, launch slot first */
     int exact;                  /* v holds args already: no node to patch */
+    uint64_t used;              /* the replay clock at its prepare: v's last use */
     size_t win_from, win_to;    /* its ops in the window (issued eagerly if it fails) */
     int rc;                     /* fired: 0 or the error */
     unsigned long patches, repointed;

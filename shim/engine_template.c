@@ -316,6 +316,7 @@ static int new_variant(struct ag_chunk *c)
         return -1;
     }
     memcpy(v->args, c->base, c->args_len);
+    v->used = 0;                     /* fresh: pick_variant patches it, asks no other */
     c->nvariants++;
     ag_eng.s.variants++;
     return 0;
@@ -649,10 +650,13 @@ static void variants_by_age(const struct ag_chunk *c, int *order)
 }
 
 /* The variant to launch `args` with: one that holds them already (*exact set), else
- * a new one when the closest would patch nodes back to args they had lately, else
  * the closest (fewest nodes to patch; of equals, the least recently used).  Looked
  * at least recently used first: where arg sets cycle, that one is the closest, and
- * counting the others' patches stops as soon as they need more. */
+ * counting the others' patches stops as soon as they need more.  When the closest
+ * would patch nodes back to args they had lately, the chunk asks for a new variant,
+ * made at its next launch (unless the closest is such a one, never launched).  Fired with the chunk (on the launcher thread, where
+ * there is one): the chunk's variants and seen hashes are the launch's own data
+ * until it is collected. */
 static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_chunk *c,
                                        const unsigned char *args, int *exact)
 {
@@ -671,9 +675,9 @@ static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_ch
                 best = order[k], best_cost = cost;
         }
     }
-    if (recurring_patches(t, c, &c->variants[best], args) > 0 &&
-        c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
-        return &c->variants[c->nvariants - 1];
+    if (c->variants[best].used != 0 && c->nvariants < ag_eng.p.max_variants &&
+        recurring_patches(t, c, &c->variants[best], args) > 0)
+        c->want_variant = 1;         /* made at the chunk's next launch (prepare) */
     return &c->variants[best];
 }
 
@@ -732,27 +736,30 @@ static int patch_variant(struct ag_launch *job)
 
 /* Readies the launch of chunk c with `args` (its ops' args, laid out as in c->base)
  * on the streams that the replay mapped to the template's slots: the chunk is
- * instantiated if it was not yet, its variant picked (a new one instantiated if need
- * be).  Under the engine lock.  0 or the error. */
+ * instantiated if it was not yet, and gets the new variant its last launch asked
+ * for.  Its variant is picked when it is fired: comparing the args with the
+ * variants' reads kilobytes the program's thread no longer has in its caches.
+ * Under the engine lock.  0 or the error. */
 int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                      const uintptr_t *slot_key, struct ag_launch *job)
 {
-    int chunk = (int)(c - t->chunks), had, rc;
+    int chunk = (int)(c - t->chunks), rc;
 
     if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
         return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
-    had = c->nvariants;
+    if (c->want_variant) {
+        c->want_variant = 0;
+        if (c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
+            ag_introspect_instantiated(t, chunk, c->nvariants - 1);
+    }
     memset(job, 0, sizeof *job);
     job->t = t;
     job->c = c;
     job->args = args;
-    job->v = pick_variant(t, c, args, &job->exact);
-    if (c->nvariants > had)
-        ag_introspect_instantiated(t, chunk, c->nvariants - 1);
     for (int k = 0; k < c->nslots; k++)
         job->streams[k] = slot_key[c->slots[k]];
-    job->v->used = ++ag_eng.clock;
-    t->used = job->v->used;
+    job->used = ++ag_eng.clock;
+    t->used = job->used;
     return 0;
 }
 
@@ -761,6 +768,8 @@ int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned c
 void ag_chunk_fire(struct ag_launch *job)
 {
     double t0 = ag_now_us(), t1;
+    job->v = pick_variant(job->t, job->c, job->args, &job->exact);
+    job->v->used = job->used;
     job->rc = job->exact ? 0 : patch_variant(job);   /* exact: no op to look at */
     t1 = ag_now_us();
     job->patch_us = t1 - t0;
