@@ -654,9 +654,9 @@ static void variants_by_age(const struct ag_chunk *c, int *order)
  * at least recently used first: where arg sets cycle, that one is the closest, and
  * counting the others' patches stops as soon as they need more.  When the closest
  * would patch nodes back to args they had lately, the chunk asks for a new variant,
- * made at its next launch (unless the closest is such a one, never launched).  Fired with the chunk (on the launcher thread, where
- * there is one): the chunk's variants and seen hashes are the launch's own data
- * until it is collected. */
+ * made at its next launch (unless the closest is such a one, never launched).  Run
+ * as the chunk is fired (on the launcher thread, where there is one): the chunk's
+ * variants and seen hashes are the launch's own data until it is collected. */
 static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_chunk *c,
                                        const unsigned char *args, int *exact)
 {
