@@ -107,8 +107,8 @@ int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind);
 void ag_engine_done(const struct ag_op *op, int result);
 
 /* The replay's fast path (engine_replay.c): while a replay waits for its next op
- * (ag_replay_gate, read unlocked, is a hint), a kernel launch with parameters and no
- * attributes is offered as its stream key, context and the backend's view of the
+ * (ag_replay_gate, read unlocked, is a hint), a kernel launch with parameters is
+ * offered as its stream key, context and the backend's view of the
  * call; matches() says whether the call is the kernel op recorded with `shape`,
  * parameter layout `layout` and args_len bytes of args (the engine compares no
  * backend bytes itself), and when it is the template's next op, fill_args writes its
@@ -132,6 +132,18 @@ struct ag_fast_kernel {
     int above_driver;
 };
 int ag_engine_fast_kernel(const struct ag_fast_kernel *k);
+/* The same for an event record or stream wait (kind AG_OP_EVENT_RECORD or
+ * AG_OP_EVENT_WAIT) without flags, offered with the shape bytes its recorder would
+ * write (the engine compares them with the template op's).  When it is the template's
+ * next op (a wait: on an event recorded at the same place) it is held, its event
+ * written as its args: 1; 0: it must take the full path. */
+struct ag_fast_event {
+    int entry, kind;
+    uintptr_t stream, ctx, event;
+    const unsigned char *shape;
+    uint32_t shape_len;
+};
+int ag_engine_fast_event(const struct ag_fast_event *e);
 
 /* A recordable entry point whose call could not be recorded (op->reject says
  * why): held work is issued and the window ends, as at any flush point. */

@@ -170,6 +170,7 @@ struct ag_replay {              /* read by every held op: its first line first *
 struct ag_stats {               /* those a replay counts first, in one cache line */
     unsigned long held_fast;    /* launches held by the replay's fast path */
     unsigned long held_runtime; /* of those, at the runtime's launch call */
+    unsigned long held_fast_events; /* event records and waits held that way */
     unsigned long replays, chunk_launches, launches_graphed, patches;
     double patch_us, chunk_launch_us;  /* replays: patching executables, launching chunks */
     unsigned long windows, templates, build_failures, variants;
@@ -265,18 +266,26 @@ struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
 /* The program destroyed `event`: a later wait on a new event with its handle is not
  * linked to its record. */
 void ag_window_forget_event(struct ag_window *w, uintptr_t event);
-/* A kernel launch the replay's fast path matched, held: what ag_window_append does
- * for it, less what such an op cannot need (an event to link, a context or a light
- * recording to check: it matched a template op of the window's context). */
-struct ag_held_kernel {
+/* An op the replay's fast path matched, held: what ag_window_append does for it, with
+ * the template op's hash, shape and layout, less what such an op cannot need (a
+ * context or a light recording to check: it matched a template op of the window's
+ * context).  A kernel launch goes in with ag_window_append_held (event and kind are
+ * not read), an event record or wait with ag_window_append_held_event (its event
+ * linked as ag_window_append links it). */
+struct ag_held_op {
     uint64_t hash;
-    uintptr_t stream;
+    uintptr_t stream, event;
     const void *layout;
     const unsigned char *shape, *args;
     uint32_t shape_len, args_len;
     unsigned short entry;
+    unsigned char kind;
 };
-struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_kernel *k);
+struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_op *h);
+struct ag_wop *ag_window_append_held_event(struct ag_window *w, const struct ag_held_op *h);
+/* The link_back an event wait on `event` appended next would get (0: none in the
+ * window). */
+uint32_t ag_window_link_back(struct ag_window *w, uintptr_t event);
 int ag_window_period(struct ag_window *w, size_t *start);
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
 const char *ag_skip_name(enum ag_skip why);

@@ -6,8 +6,9 @@
  * record), they are held back and their args gathered; when the last op of a chunk
  * has matched, the chunk is launched as a graph.  On a mismatch, the held ops are
  * issued eagerly in their order and the program goes on eagerly: nothing is lost
- * or reordered.  A kernel launch that is the template's next op can come by a shorter
- * way (ag_engine_fast_kernel): the recorder neither hashes it nor copies it twice.
+ * or reordered.  A kernel launch, event record or stream wait that is the template's
+ * next op can come by a shorter way (ag_engine_fast_kernel, ag_engine_fast_event): the
+ * recorder neither hashes it nor copies it twice.
  */
 #include "engine_internal.h"
 
@@ -144,13 +145,20 @@ static const char *map_stream(const struct ag_template *t, int slot, uintptr_t s
     return NULL;
 }
 
+/* The template link of an event wait at the replay's position whose window op has
+ * link_back: the position of its record in the template, or AG_LINK_EXTERNAL. */
+static int wait_link(uint32_t link_back)
+{
+    int i = ag_eng.r.pos;
+    return link_back && link_back <= (uint32_t)i ? i - (int)link_back : AG_LINK_EXTERNAL;
+}
+
 /* Why op (just appended as window op o) does not match the next template op, or
  * NULL when it does. */
 static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
 {
     const struct ag_template *t = ag_eng.r.t;
     const struct ag_top *top = &t->ops[ag_eng.r.pos];
-    int i = ag_eng.r.pos, link = AG_LINK_EXTERNAL;
 
     if (op->ctx != ag_eng.w.ctx)
         return "an op of another context";
@@ -160,9 +168,7 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
         return "a different op (function, configuration, sizes or kind)";
     if (ag_is_event_op(op->kind) && ag_event_is_dead(op->event))
         return "an event the program destroyed";
-    if (op->kind == AG_OP_EVENT_WAIT && o->link_back && o->link_back <= (uint32_t)i)
-        link = i - (int)o->link_back;
-    if (op->kind == AG_OP_EVENT_WAIT && link != top->link)
+    if (op->kind == AG_OP_EVENT_WAIT && wait_link(o->link_back) != top->link)
         return "an event wait linked to a different record";
     return map_stream(t, top->slot, op->stream);
 }
@@ -244,37 +250,104 @@ static int fast_matches(const struct ag_template *t, const struct ag_top *top,
            map_stream(t, top->slot, k->stream) == NULL;
 }
 
-int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
+/* The replay under way, with the lock taken, when the fast path may hold its next
+ * op; NULL (the lock given back, nothing changed) when the op must take the full
+ * path. */
+static AG_INLINE struct ag_template *fast_path_begin(void)
 {
     struct ag_template *t;
-    const struct ag_top *top;
-    unsigned char *args;
-    struct ag_wop *o;
-
     if (!ag_engine_running())
-        return 0;
+        return NULL;
     (void)ag_thread_id();            /* counts the threads, as ag_engine_offer */
     ag_engine_lock_replay();         /* a chunk launch may be out: hold_matched waits */
     t = ag_eng.r.t;
-    if (t == NULL || ag_eng.app_capturing || ag_engine_is_paused())
-        goto full_path;
+    if (t == NULL || ag_eng.app_capturing || ag_engine_is_paused()) {
+        ag_engine_unlock();
+        return NULL;
+    }
+    return t;
+}
+
+/* Appends the matched op h to the window and holds it: 1, the lock still held for the
+ * caller's counts; 0, the lock given back, when the window is out of memory (nothing
+ * changed that the full path, which then ends the window, would not). */
+static AG_INLINE int fast_path_hold(struct ag_template *t, const struct ag_held_op *h)
+{
+    struct ag_wop *o = h->kind == AG_OP_KERNEL ? ag_window_append_held(&ag_eng.w, h)
+                                               : ag_window_append_held_event(&ag_eng.w, h);
+    if (o == NULL) {
+        ag_engine_unlock();
+        return 0;
+    }
+    hold_matched(t, o);
+    return 1;
+}
+
+int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
+{
+    struct ag_template *t = fast_path_begin();
+    const struct ag_top *top;
+    unsigned char *args;
+
+    if (t == NULL)
+        return 0;
     top = &t->ops[ag_eng.r.pos];
-    if (!fast_matches(t, top, k))
-        goto full_path;
+    if (!fast_matches(t, top, k)) {
+        ag_engine_unlock();          /* nothing changed that the full path would not */
+        return 0;
+    }
     args = ag_eng.r.pending + top->args_off;
     k->fill_args(top->layout, k->params, args);
-    o = ag_window_append_held(&ag_eng.w, &(struct ag_held_kernel){
-        .hash = top->hash, .stream = k->stream, .layout = top->layout,
-        .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,
-        .args_len = top->args_len, .entry = top->entry });
-    if (o == NULL)
-        goto full_path;              /* out of memory: the full path ends the window */
+    if (!fast_path_hold(t, &(struct ag_held_op){
+            .hash = top->hash, .stream = k->stream, .layout = top->layout,
+            .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,
+            .args_len = top->args_len, .entry = top->entry, .kind = AG_OP_KERNEL }))
+        return 0;
     ag_eng.s.held_fast++;
     ag_eng.s.held_runtime += k->above_driver != 0;
-    hold_matched(t, o);
     ag_engine_unlock();
     return 1;
-full_path:                           /* nothing changed that the full path would not */
+}
+
+/* Whether event op e is the template's next op, exactly as mismatch() would find:
+ * the same kind, entry and shape bytes, a live event, for a wait the same link to
+ * its record, and a stream that maps onto the op's slot. */
+static int fast_event_matches(const struct ag_template *t, const struct ag_top *top,
+                              const struct ag_fast_event *e)
+{
+    if (top->kind != e->kind || top->entry != e->entry || e->ctx != ag_eng.w.ctx ||
+        top->shape_len != e->shape_len || top->args_len != sizeof(uint64_t) ||
+        memcmp(t->shapes + top->shape_off, e->shape, e->shape_len) != 0 ||
+        ag_event_is_dead(e->event))
+        return 0;
+    if (e->kind == AG_OP_EVENT_WAIT &&
+        wait_link(ag_window_link_back(&ag_eng.w, e->event)) != top->link)
+        return 0;
+    return map_stream(t, top->slot, e->stream) == NULL;
+}
+
+int ag_engine_fast_event(const struct ag_fast_event *e)
+{
+    struct ag_template *t = fast_path_begin();
+    const struct ag_top *top;
+    unsigned char *args;
+    uint64_t handle = (uint64_t)e->event;
+
+    if (t == NULL)
+        return 0;
+    top = &t->ops[ag_eng.r.pos];
+    if (!fast_event_matches(t, top, e)) {
+        ag_engine_unlock();
+        return 0;
+    }
+    args = ag_eng.r.pending + top->args_off;
+    memcpy(args, &handle, sizeof handle);
+    if (!fast_path_hold(t, &(struct ag_held_op){
+            .hash = top->hash, .stream = e->stream, .event = e->event,
+            .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,
+            .args_len = top->args_len, .entry = top->entry, .kind = (unsigned char)e->kind }))
+        return 0;
+    ag_eng.s.held_fast_events++;
     ag_engine_unlock();
-    return 0;
+    return 1;
 }

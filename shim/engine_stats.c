@@ -122,6 +122,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slaunches_eager %lu\n", prefix, s->launches_eager);
     fprintf(out, "%slaunches_held_fast %lu\n", prefix, s->held_fast);
     fprintf(out, "%slaunches_held_runtime %lu\n", prefix, s->held_runtime);
+    fprintf(out, "%sevents_held_fast %lu\n", prefix, s->held_fast_events);
     fprintf(out, "%sgraphed_share %.1f%%\n", prefix,
             total ? 100.0 * (double)s->launches_graphed / (double)total : 0.0);
     fprintf(out, "%spatches %lu\n", prefix, s->patches);

@@ -140,12 +140,17 @@ static struct ag_evpos *event_slot(struct ag_window *w, uintptr_t event, int cre
 
 #define NO_RECORD UINT32_MAX        /* an evmap entry of a destroyed event */
 
+uint32_t ag_window_link_back(struct ag_window *w, uintptr_t event)
+{
+    struct ag_evpos *e = event_slot(w, event, 0);
+    return e && e->pos != NO_RECORD ? (uint32_t)(w->n - e->pos) : 0;
+}
+
 static void link_events(struct ag_window *w, struct ag_wop *o)
 {
     struct ag_evpos *e;
     if (o->kind == AG_OP_EVENT_WAIT) {
-        e = event_slot(w, o->event, 0);
-        o->link_back = e && e->pos != NO_RECORD ? (uint32_t)(w->n - e->pos) : 0;
+        o->link_back = ag_window_link_back(w, o->event);
     } else if (o->kind == AG_OP_EVENT_RECORD) {
         e = event_slot(w, o->event, 1);
         if (e)
@@ -209,19 +214,35 @@ struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
     return append_end(w, o);
 }
 
-struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_kernel *k)
+/* A held op of kind `kind` (a constant in each caller below, so that a held kernel's
+ * append has no event code). */
+static AG_INLINE struct ag_wop *append_held(struct ag_window *w, const struct ag_held_op *h,
+                                            unsigned char kind)
 {
     struct ag_wop *o;
-    if (!reserve(w, (size_t)k->shape_len + k->args_len + 16))
+    if (!reserve(w, (size_t)h->shape_len + h->args_len + 16))
         return NULL;
     o = &w->ops[w->n];
     *o = (struct ag_wop){
-        .hash = k->hash, .stream = k->stream, .ctx = w->ctx, .layout = k->layout,
-        .shape_len = k->shape_len, .shape_off = put(w, k->shape, k->shape_len),
-        .args_len = k->args_len, .args_off = put(w, k->args, k->args_len),
-        .entry = k->entry, .kind = AG_OP_KERNEL, .held = 1,
+        .hash = h->hash, .stream = h->stream, .ctx = w->ctx,
+        .event = kind == AG_OP_KERNEL ? 0 : h->event, .layout = h->layout,
+        .shape_len = h->shape_len, .shape_off = put(w, h->shape, h->shape_len),
+        .args_len = h->args_len, .args_off = put(w, h->args, h->args_len),
+        .entry = h->entry, .kind = kind, .held = 1,
     };
+    if (kind != AG_OP_KERNEL)
+        link_events(w, o);
     return append_end(w, o);
+}
+
+struct ag_wop *ag_window_append_held(struct ag_window *w, const struct ag_held_op *h)
+{
+    return append_held(w, h, AG_OP_KERNEL);
+}
+
+struct ag_wop *ag_window_append_held_event(struct ag_window *w, const struct ag_held_op *h)
+{
+    return append_held(w, h, h->kind);
 }
 
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out)

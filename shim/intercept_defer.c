@@ -5,8 +5,9 @@
  * into a struct ag_op (record_ops.c) and offered to the engine, which holds it back
  * (the program gets CUDA_SUCCESS; the work runs inside a graph) or lets it through
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
- * wrapper just forwards.  While a replay waits for its next op, a kernel launch is
- * first offered to the replay's fast path (held without being recorded when it is
+ * wrapper just forwards.  While a replay waits for its next op, a kernel launch, an
+ * event record or a stream wait is first offered to the replay's fast path (held
+ * without being recorded when it is
  * that op; intercept_cudart.c learns here where the runtime's launch calls go, and
  * offers those through ag_intercept_hold_runtime).  When the engine records light
  * (engine.c) the call is recorded light first, and again in full if the engine asks
@@ -228,9 +229,9 @@ static inline int fast_none(struct ag_op *op, int id, ...)
     return 0;
 }
 
-/* The replay's fast path (engine.h), for kernel launches only: held without being
- * recorded when the launch is the next op of the replay under way.  Liveness checks
- * need the recorded op, so they take the recorder. */
+/* The replay's fast path (engine.h), for kernel launches, event records and stream
+ * waits: held without being recorded when the call is the next op of the replay under
+ * way.  Liveness checks need the recorded op, so they take the recorder. */
 static inline int replay_open(void)
 {
     return ag_replay_open() && ag_liveness == AG_LIVENESS_OFF;
@@ -251,6 +252,24 @@ static inline int hold_kernel_ex(struct ag_op *op, int id, const CUlaunchConfig 
     (void)op;
     ag_runtime_probe_saw(id, f, c ? c->hStream : NULL, c && !c->numAttrs && !extra);
     return replay_open() && ag_record_fast_kernel_ex(id, c, f, params, extra);
+}
+
+/* The same way for event records and stream waits without flags. */
+static inline int hold_event_record_flags(struct ag_op *op, int id, CUevent e, CUstream s,
+                                          unsigned flags)
+{
+    (void)op;
+    return replay_open() && ag_record_fast_event(id, AG_OP_EVENT_RECORD, e, s, flags);
+}
+static inline int hold_event_record(struct ag_op *op, int id, CUevent e, CUstream s)
+{
+    return hold_event_record_flags(op, id, e, s, 0);
+}
+static inline int hold_event_wait(struct ag_op *op, int id, CUstream s, CUevent e,
+                                  unsigned flags)
+{
+    (void)op;
+    return replay_open() && ag_record_fast_event(id, AG_OP_EVENT_WAIT, e, s, flags);
 }
 
 /* A launch through the runtime's launch call (intercept_cudart.c) that is known to
@@ -279,9 +298,9 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_HOLD_COPY               fast_none
 #define AG_HOLD_COPY_HTOD          fast_none
 #define AG_HOLD_COPY_DTOH          fast_none
-#define AG_HOLD_EVENT_RECORD       fast_none
-#define AG_HOLD_EVENT_RECORD_FLAGS fast_none
-#define AG_HOLD_EVENT_WAIT         fast_none
+#define AG_HOLD_EVENT_RECORD       hold_event_record
+#define AG_HOLD_EVENT_RECORD_FLAGS hold_event_record_flags
+#define AG_HOLD_EVENT_WAIT         hold_event_wait
 
 #define AG_FAST_KERNEL             fast_kernel
 #define AG_FAST_KERNEL_EX          fast_kernel_ex

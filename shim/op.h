@@ -64,6 +64,12 @@ struct ag_op {
  * line for them instead of one each (alloc_table.c starts the section on a line). */
 #define AG_HOT __attribute__((section("ag_hot")))
 
+/* A held launch's code, likewise: a helper the compiler would call out of line is
+ * another instruction line a cold launch misses (AG_INLINE), and code that nearly no
+ * held launch runs is kept off its lines (AG_COLD). */
+#define AG_INLINE inline __attribute__((always_inline))
+#define AG_COLD __attribute__((noinline, cold))
+
 /* The same for the per-thread state a held launch reads: one struct, one line, where
  * five thread-local variables of four files took four.  Defined in engine.c. */
 struct ag_learnt;

@@ -542,31 +542,70 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
                                 config->numAttrs, kernel_params, extra);
 }
 
-/* The replay's fast path: a launch with kernelParams and no attributes, as
+/* The replay's fast path: a launch with kernelParams (and any launch attributes), as
  * struct ag_fast_kernel's call.  fast_call_matches compares it with the shape a
- * recorder wrote (kernel_shape_of) and checks the recorded layout is still f's, as
- * record_kernel_common and layout_of would, without building either. */
+ * recorder wrote (kernel_shape_of, then kernel_shape's attribute records) and checks
+ * the recorded layout is still f's, as record_kernel_common and layout_of would,
+ * without building either. */
 struct fast_call {
     CUfunction f;
-    unsigned grid[3], block[3], smem;
+    unsigned grid[3], block[3], smem, nattrs;
+    const CUlaunchAttribute *attrs;
 };
 
-static int fast_call_matches(const struct ag_fast_kernel *k, const unsigned char *shape,
-                             uint32_t shape_len, const void *layout, uint32_t args_len)
+/* Whether the call's attributes are those recorded after the shape (in their order,
+ * the bytes of each value that kernel_shape keeps). */
+static int fast_attrs_match(const struct fast_call *c, const unsigned char *records)
+{
+    for (unsigned a = 0; a < c->nattrs; a++) {
+        struct attr_record r;
+        size_t size = attr_size(c->attrs[a].id);
+        memcpy(&r, records + a * sizeof r, sizeof r);
+        if (size == 0 || r.id != (uint32_t)c->attrs[a].id ||
+            memcmp(r.value, &c->attrs[a].value, size) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The comparison of a call with nattrs attributes, the attributes themselves apart. */
+static AG_INLINE int fast_shape_matches(const struct ag_fast_kernel *k,
+                                        const unsigned char *shape, uint32_t shape_len,
+                                        const void *layout, uint32_t args_len,
+                                        unsigned nattrs)
 {
     const struct fast_call *c = k->call;
     const struct ag_layout *l = layout;
     struct kernel_shape ks;
-    if (shape_len != sizeof ks || l == NULL || l->func != (uintptr_t)c->f ||
+    if (shape_len != sizeof ks + nattrs * sizeof(struct attr_record) || l == NULL ||
+        l->func != (uintptr_t)c->f ||
         l->generation != __atomic_load_n(&layout_generation, __ATOMIC_ACQUIRE) ||
         (l->count && !k->params))
         return 0;
     memcpy(&ks, shape, sizeof ks);
     return ks.func == (uint64_t)(uintptr_t)c->f && ks.smem == c->smem &&
-           ks.form == FORM_PARAMS && ks.nattrs == 0 && ks.args_len == l->total &&
+           ks.form == FORM_PARAMS && ks.nattrs == nattrs && ks.args_len == l->total &&
            args_len == l->total && ks.grid[0] == c->grid[0] && ks.grid[1] == c->grid[1] &&
            ks.grid[2] == c->grid[2] && ks.block[0] == c->block[0] &&
            ks.block[1] == c->block[1] && ks.block[2] == c->block[2];
+}
+
+static AG_COLD int fast_call_matches_attrs(const struct ag_fast_kernel *k,
+                                           const unsigned char *shape, uint32_t shape_len,
+                                           const void *layout, uint32_t args_len)
+{
+    const struct fast_call *c = k->call;
+    return fast_shape_matches(k, shape, shape_len, layout, args_len, c->nattrs) &&
+           fast_attrs_match(c, shape + sizeof(struct kernel_shape));
+}
+
+/* A call without attributes (nearly all) compares as before they were allowed. */
+static int fast_call_matches(const struct ag_fast_kernel *k, const unsigned char *shape,
+                             uint32_t shape_len, const void *layout, uint32_t args_len)
+{
+    if (((const struct fast_call *)k->call)->nattrs)
+        return fast_call_matches_attrs(k, shape, shape_len, layout, args_len);
+    return fast_shape_matches(k, shape, shape_len, layout, args_len, 0);
 }
 
 /* Offers call (f, dimensions and dynamic shared memory) to the replay's fast path. */
@@ -587,7 +626,8 @@ int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, uns
                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
                           CUstream stream, void **kernel_params, void **extra)
 {
-    const struct fast_call call = { f, { gx, gy, gz }, { bx, by, bz }, smem };
+    const struct fast_call call = { .f = f, .grid = { gx, gy, gz }, .block = { bx, by, bz },
+                                    .smem = smem };
     return fast_kernel(entry, &call, stream, kernel_params, extra, current_context(), 0);
 }
 
@@ -595,10 +635,12 @@ int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction
                              void **kernel_params, void **extra)
 {
     struct fast_call call = { .f = f };
-    if (config == NULL || config->numAttrs)
+    if (config == NULL || (config->numAttrs && config->attrs == NULL))
         return 0;
     config_dims(config, call.grid, call.block);
     call.smem = config->sharedMemBytes;
+    call.nattrs = config->numAttrs;
+    call.attrs = config->attrs;
     return fast_kernel(entry, &call, config->hStream, kernel_params, extra,
                        current_context(), 0);
 }
@@ -780,6 +822,20 @@ static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,
     memcpy(buf + sizeof es, &handle, sizeof handle);
     op_finish(op, buf, sizeof es, sizeof handle);
     return 1;
+}
+
+/* The replay's fast path of an event record or wait (engine.h, ag_engine_fast_event):
+ * the shape record_event_op would write, offered without building the op. */
+int ag_record_fast_event(int entry, int kind, CUevent event, CUstream stream,
+                         unsigned flags)
+{
+    struct event_shape es = { .flags = flags };
+    if (flags != 0)
+        return 0;
+    return ag_engine_fast_event(&(struct ag_fast_event){
+        .entry = entry, .kind = kind, .stream = stream_key(stream, entry),
+        .ctx = current_context(), .event = (uintptr_t)event,
+        .shape = (const unsigned char *)&es, .shape_len = sizeof es });
 }
 
 int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream stream,

@@ -38,8 +38,9 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
                            CUstream stream, void **kernel_params, void **extra);
 
 /* The replay's fast path of a kernel launch (engine.h, ag_engine_fast_kernel), for a
- * launch with kernelParams and no attributes while a replay waits: 1 when the launch
- * was held (return success, nothing else), 0 when it must be recorded. */
+ * launch with kernelParams (cuLaunchKernelEx: with any recorded launch attributes)
+ * while a replay waits: 1 when the launch was held (return success, nothing else), 0
+ * when it must be recorded. */
 int ag_record_fast_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
                           CUstream stream, void **kernel_params, void **extra);
@@ -51,6 +52,12 @@ int ag_record_fast_kernel_ex(int entry, const CUlaunchConfig *config, CUfunction
 int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
                            const unsigned block[3], unsigned smem, CUstream stream,
                            void **kernel_params, uintptr_t ctx);
+
+/* The replay's fast path of an event record or stream wait (kind AG_OP_EVENT_RECORD
+ * or AG_OP_EVENT_WAIT; engine.h, ag_engine_fast_event): 1 when it was held, 0 when it
+ * must be recorded. */
+int ag_record_fast_event(int entry, int kind, CUevent event, CUstream stream,
+                         unsigned flags);
 
 /* The calling thread's current context (cached until a call may change it). */
 uintptr_t ag_record_current_context(void);

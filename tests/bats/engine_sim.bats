@@ -136,14 +136,15 @@ load() {
 engine_line() {
     local k line="spec $1: ops=$OPS"
     for k in windows templates replays chunk_launches launches_graphed launches_eager patches \
-             variants mismatches events_parked events_repointed launches_held_fast; do
+             variants mismatches events_parked events_repointed launches_held_fast \
+             events_held_fast; do
         line+=" $k=${S[$k]:-0}"
     done
     echo "$line"
 }
 
 @test "engine (a): property test: random programs log the same with the shim, and it graphs" {
-    local spec total=0 graphed=0 replays=0 repointed=0 fast=0 fails=0
+    local spec total=0 graphed=0 replays=0 repointed=0 fast=0 fast_events=0 fails=0
     for spec in "${FUZZ_SPECS[@]}"; do
         fuzz plain "$spec" "$FUZZ_OPS"
         fuzz_shim shim "$spec" "$FUZZ_OPS"
@@ -154,12 +155,14 @@ engine_line() {
         replays=$((replays + ${S[replays]:-0}))
         repointed=$((repointed + ${S[events_repointed]:-0}))
         fast=$((fast + ${S[launches_held_fast]:-0}))
+        fast_events=$((fast_events + ${S[events_held_fast]:-0}))
         engine_line "$spec"
     done
     echo "# engine property test: $total ops, ${#FUZZ_SPECS[@]} seeds" >&3
     echo "# engine: launches_graphed $graphed, replays $replays," \
          "graphs re-pointed at events made anew $repointed, launches held by the" \
-         "replay's fast path $fast over the set" >&3
+         "replay's fast path $fast, event records and waits held by it $fast_events over" \
+         "the set" >&3
     echo "total: $total ops, $fails failing seeds, launches_graphed $graphed, replays $replays"
     [ "$fails" -eq 0 ]
     [ "$total" -ge 100000 ]
@@ -169,6 +172,10 @@ engine_line() {
     fi
     if [ "$fast" -eq 0 ]; then
         echo "FAIL: no launch took the replay's fast path (launches_held_fast 0)"
+        return 1
+    fi
+    if [ "$fast_events" -eq 0 ]; then
+        echo "FAIL: no event record or wait took the replay's fast path (events_held_fast 0)"
         return 1
     fi
 }
@@ -431,6 +438,16 @@ want() {
     cases attr-policy 40 5           # every 5th: graphs are built, then dropped
     want retired -gt 0
     grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a function was reconfigured or a context destroyed$' "$tmp/shim.err"
+}
+
+@test "engine_cases: cuLaunchKernelEx launches with a launch attribute take the replay's fast path; one whose attribute differs is not held: same log" {
+    cases ex-attrs 40
+    want replays -ge 30
+    want mismatches -eq 0
+    want launches_held_fast -ge $((5 * 30))   # all but each replay's first op
+    cases ex-attrs 40 7              # priority 1 at iterations 6, 13, .., 34
+    want mismatches -ge 4
+    grep -q "replay stopped at op 3: a different op" "$tmp/shim.err"
 }
 
 @test "engine_cases: one window's ops from two threads in turn (same stream, and another ordered by events) are graphed: same log" {

@@ -12,9 +12,13 @@
 # paths: the runtime's launch call (cudaLaunchKernel of a shared libcudart, held
 # there: shim/intercept_cudart.c) and the driver's cuLaunchKernel.  The program's own
 # argument values, read when the shim copies them, count too (about 3 lines a
-# launch).  The figure is a count, the same on every run of one build: a change to
-# the held path's data layout shows in it at once, where its time on the GPU machine
-# drowns in process-to-process noise.
+# launch).  The figures are counts, nearly the same on every run of one build (runs of
+# one build measured 2026-11-24: instructions within 3 a launch, data lines within
+# 0.5, instruction lines within 0.8; which of a build's lines share a cache set
+# decides part of it, and code that moves elsewhere can move the instruction lines by
+# 1.5): a change to the held path's data layout or instruction count shows in it at
+# once, where its time on the GPU machine drowns in process-to-process noise; compare
+# builds over a few runs each.
 #
 # Environment: AG_COLD_WINDOWS (default 100).  Needs valgrind (cg_annotate): prints
 # "skipped: no valgrind" and exits 0 without it.

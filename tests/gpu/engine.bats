@@ -7,7 +7,7 @@
 #
 # Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
 # static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, churn, legacy,
-# norepeat, hostwork, rare, smemtoggle, eventmid).  Each prints one line per result buffer with a hash of its
+# norepeat, hostwork, rare, smemtoggle, eventmid, exattrs).  Each prints one line per result buffer with a hash of its
 # exact bytes.  For every workload and both builds: run without the shim -> A, with the
 # shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
 # exit summary (AUTOGRAPH_SUMMARY_FILE) shows launches_graphed > 0 for the repeating
@@ -215,6 +215,22 @@ eg_one_window_a_step() {
 }
 @test "engine: smemtoggle 200 with a mismatch every 7th step (the 32 KiB launch goes out alone under 8 KiB): same bytes, no late failure, graphed" {
     eg_repeating engine_static smemtoggle 200 7
+}
+
+# Launches with a launch attribute (cuBLAS and cuDNN may launch so): the replay's fast
+# path holds them (5 of the 6 a replay holds; its first op starts the replay), and one
+# whose attribute value differs is not held but stops the replay.
+@test "engine: exattrs 200 (cudaLaunchKernelEx with a priority attribute), static cudart: same bytes, the fast path holds them" {
+    eg_repeating engine_static exattrs 200 || return 1
+    eg_summary_wants launches_held_fast -ge $((5 * 150)) mismatches -eq 0
+}
+@test "engine: exattrs 200, shared cudart: same bytes, the fast path holds them" {
+    eg_repeating engine_shared exattrs 200 || return 1
+    eg_summary_wants launches_held_fast -ge $((5 * 150)) mismatches -eq 0
+}
+@test "engine: exattrs 200 with another priority every 7th step: same bytes, those replays stop there" {
+    eg_repeating engine_static exattrs 200 7 || return 1
+    eg_summary_wants mismatches -ge 20 launches_held_fast -ge $((5 * 100))
 }
 
 # eg_repeating_with VAR=VALUE... PROG ARGS...: eg_pair on build/gpu/PROG ARGS with those

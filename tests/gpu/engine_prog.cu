@@ -45,6 +45,12 @@
 //                                E-th iteration (default 0: never) k_affine instead of the
 //                                8 KiB k_smem (a mismatch: the held 32 KiB launch goes out
 //                                on its own under the lower limit)
+//   engine_prog exattrs ITERS [E]  6 launches per window through cudaLaunchKernelEx
+//                                (the driver's cuLaunchKernelEx) with a launch attribute,
+//                                the stream priority the device calls least, k_affine on
+//                                three buffers in turn, then a sync; every E-th iteration
+//                                (default 0: never) the 4th launch asks for the greatest
+//                                priority instead (another op: a mismatch)
 //
 // stdout: one line per result buffer, "<mode> <buffer> bytes <n> fnv1a64 <hex>", the
 // FNV-1a hash of its exact bytes -- nothing that varies between runs, so stdout with and
@@ -608,6 +614,46 @@ static int mode_smemtoggle(int iters, int every)
     return 0;
 }
 
+static void affine_with_priority(cudaStream_t s, unsigned *x, int n, unsigned mul,
+                                 unsigned add, int priority)
+{
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = {};
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributePriority;
+    attr.val.priority = priority;
+    cfg.gridDim = dim3((unsigned)(n / 256));
+    cfg.blockDim = dim3(256);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    KL(CK(cudaLaunchKernelEx(&cfg, k_affine, x, n, mul, add)));
+}
+
+static int mode_exattrs(int iters, int every)
+{
+    const int n = 1 << 14;
+    int least = 0, greatest = 0;
+    cudaStream_t s = new_stream();
+    unsigned *buf[3] = { dev_u(n, 3u, s), dev_u(n, 4u, s), dev_u(n, 5u, s) };
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CK(cudaStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        int odd = every > 0 && it % every == every - 1;
+        for (int k = 0; k < 6; k++)
+            affine_with_priority(s, buf[k % 3], n, 3u + 2u * (unsigned)k, (unsigned)k + 1u,
+                                 k == 3 && odd ? greatest : least);
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("a", buf[0], n * sizeof(unsigned));
+    print_dev("b", buf[1], n * sizeof(unsigned));
+    print_dev("c", buf[2], n * sizeof(unsigned));
+    for (int b = 0; b < 3; b++)
+        CK(cudaFree(buf[b]));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
 // --- main ------------------------------------------------------------------------------
 
 static int usage(const char *argv0)
@@ -616,7 +662,8 @@ static int usage(const char *argv0)
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
             "       churn ITERS | eventmid ITERS [MISMATCH_EVERY] |\n"
             "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
-            "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY]\n",
+            "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY] |\n"
+            "       exattrs ITERS [MISMATCH_EVERY]\n",
             argv0);
     return 2;
 }
@@ -637,6 +684,8 @@ int main(int argc, char **argv)
         rc = mode_rare(a, argc > 3 ? b : 50);
     } else if (!strcmp(g_mode, "smemtoggle")) {
         rc = mode_smemtoggle(a, argc > 3 ? b : 0);
+    } else if (!strcmp(g_mode, "exattrs")) {
+        rc = mode_exattrs(a, argc > 3 ? b : 0);
     } else if (!strcmp(g_mode, "eventmid")) {
         rc = mode_forkjoin(a, 0, argc > 3 ? b : 0);
     } else if (argc != 3) {

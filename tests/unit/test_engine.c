@@ -133,7 +133,7 @@ static const struct ag_backend fake = {   /* no stream kinds, unloads, introspec
     .release_exec = fake_release_exec,
 };
 
-static int light_offers, full_after_light, queued_ops, fast_holds;
+static int light_offers, full_after_light, queued_ops, fast_holds, fast_event_holds;
 static const int fake_layout;      /* the one parameter layout: one 8-byte arg */
 
 static void fill_arg(const void *layout, void *const *params, unsigned char *dst)
@@ -234,7 +234,7 @@ static void reset(void)
 {
     ag_engine_reset_for_tests();
     nsubmitted = nexecuted = builds = launches = patches = 0;
-    light_offers = full_after_light = queued_ops = fast_holds = 0;
+    light_offers = full_after_light = queued_ops = fast_holds = fast_event_holds = 0;
     fail_launch_at = -1;
 }
 
@@ -403,6 +403,12 @@ static void submit_event_op(int kind, uintptr_t event, uintptr_t stream)
     };
     submitted_stream[nsubmitted] = op.stream;
     submitted[nsubmitted++] = handle;
+    if (ag_replay_open() && ag_engine_fast_event(&(struct ag_fast_event){
+            .kind = kind, .stream = stream, .ctx = 1, .event = event, .shape = sh,
+            .shape_len = 8 })) {
+        fast_event_holds++;         /* the replay's fast path, as the wrapper tries it */
+        return;
+    }
     if (ag_engine_offer(&op) == AG_EAGER) {
         fake_issue(&op);
         ag_engine_done(&op, 0);
@@ -498,6 +504,41 @@ static void test_cross_chunk_waits(void)
     CHECK(nwait_links == 3);
     CHECK(wait_links[0] == 1);                      /* the record is op 1 of chunk 1 */
     CHECK(wait_links[1] == AG_LINK_EXTERNAL && wait_links[2] == AG_LINK_IMPLIED);
+    CHECK(fast_event_holds == 4 * 4);               /* replays 3 to 6: all but op 0 */
+    CHECK(ag_eng.s.held_fast_events == 4 * 4);
+    ag_eng.be = was;
+}
+
+/* The replay's fast path holds an event op only where the full path would: a wait on
+ * the other of two events recorded (another link), a record of an event destroyed
+ * since (its handle dead) and a wait on another stream go the full path, which finds
+ * the mismatch and issues the held ops, in order. */
+static void test_fast_event_mismatches(void)
+{
+    const uintptr_t a = 0x1000, b = 0x2000, e1 = 0x7200, e2 = 0x7300, e3 = 0x7400;
+    const struct ag_backend *was = ag_eng.be;
+    int seen = 0;
+    reset();
+    ag_eng.be = &fake_events;
+    for (int it = 0; it < 12; it++) {
+        int odd = it == 5, dead = it == 8, moved = it == 10;
+        if (dead)
+            CHECK(destroy(e3) == AG_DESTROY_NOW);   /* between windows: made at once */
+        submit_on(1, 1, a);
+        submit_event_op(AG_OP_EVENT_RECORD, e1, a);
+        submit_event_op(AG_OP_EVENT_RECORD, e2, a);
+        submit_event_op(AG_OP_EVENT_WAIT, odd ? e2 : e1, moved ? a : b);
+        submit_on(2, 2, b);
+        submit_event_op(AG_OP_EVENT_RECORD, e3, b);
+        submit_on(3, 3, a);
+        sync_point();
+        if (dead)
+            ag_engine_event_created(e3);    /* live again for the next step */
+        CHECK(ag_eng.s.mismatches == (unsigned long)(odd + dead + moved + seen));
+        seen += odd + dead + moved;
+    }
+    CHECK(same_order());
+    CHECK(ag_eng.s.mismatches == 3 && fast_event_holds > 0);
     ag_eng.be = was;
 }
 
@@ -900,6 +941,7 @@ int main(void)
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
     test_cross_chunk_waits();
+    test_fast_event_mismatches();
     test_launcher();
     return check_finish("test_engine");
 }

@@ -81,6 +81,11 @@
  *                   cuKernelSetAttribute.  Prints add_one's limit at the end.
  *   event-dead      event-churn, then 2 launches on s and a record of the last
  *                   iteration's (destroyed) event: prints the record's result.
+ *   ex-attrs        created non-blocking stream s; each iteration: 6 launches on s
+ *                   through cuLaunchKernelEx with a launch attribute (priority 0),
+ *                   add_one and scale in turn on a, b and c, then
+ *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
+ *                   4th launch asks for priority 1 instead (another op: a mismatch).
  *   slow            created non-blocking stream s; each iteration: 40 launches on s
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
@@ -388,6 +393,34 @@ static void mid_iteration(int it, int every)
     CK(cuStreamSynchronize(s));
 }
 
+/* ---- ex-attrs ---- */
+
+static void ex_launch(CUfunction fn, void **args, unsigned grid, int priority)
+{
+    CUlaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                               .value.priority = priority };
+    CUlaunchConfig cfg = { .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1,
+                           .blockDimX = PROG_N / grid, .blockDimY = 1, .blockDimZ = 1,
+                           .hStream = s, .attrs = &attr, .numAttrs = 1 };
+    CK(cuLaunchKernelEx(&cfg, fn, args, NULL));
+    launches++;
+}
+
+static void ex_attrs_iteration(int it, int every)
+{
+    CUdeviceptr *buf[3] = { &a, &b, &c };
+    int odd = every > 0 && it % every == every - 1;
+    for (int k = 0; k < 6; k++) {
+        void *add_args[] = { buf[k % 3], &n };
+        void *neg_args[] = { buf[k % 3], &minus, &n };
+        if (k % 2 == 0)
+            ex_launch(add_one, add_args, 1, 0);
+        else
+            ex_launch(scale, neg_args, 2, k == 3 && odd);
+    }
+    CK(cuStreamSynchronize(s));
+}
+
 /* ---- fork-join ---- */
 
 static void fork_join_iteration(void)
@@ -438,15 +471,16 @@ int main(int argc, char **argv)
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
     int fork_join = !strcmp(mode, "fork-join"), twice = !strcmp(mode, "event-twice");
-    int mid = twice || !strcmp(mode, "event-mid");
+    int mid = twice || !strcmp(mode, "event-mid"), ex_attrs = !strcmp(mode, "ex-attrs");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
     if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
-         !toggle && !mid && strcmp(mode, "threads")) ||
-        iters <= 0 || every < (slow || unload || toggle || mid ? 0 : 1)) {
+         !toggle && !mid && !ex_attrs && strcmp(mode, "threads")) ||
+        iters <= 0 || every < (slow || unload || toggle || mid || ex_attrs ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
                         "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
-                        "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle ITER "
+                        "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle|ex-attrs "
+                        "ITER "
                         "[EVERY [kernel]]\n");
         return 2;
     }
@@ -481,6 +515,9 @@ int main(int argc, char **argv)
         through_kernel = argc > 4 && !strcmp(argv[4], "kernel");
         for (int it = 0; it < iters; it++)
             smem_toggle_iteration(it, argc > 3 ? every : 0);
+    } else if (ex_attrs) {
+        for (int it = 0; it < iters; it++)
+            ex_attrs_iteration(it, argc > 3 ? every : 0);
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
