@@ -117,8 +117,8 @@ void print_report(FILE *out, const struct figures *f, const char *kept, const ch
 {
     char line[512], a[32], b[32];
     program_line(f->program, line, sizeof line);
-    fprintf(out, "autograph compare: %s\n%d runs per side, alternating; the first %d windows "
-            "of each run left out\n\n", line, f->runs, f->warmup);
+    fprintf(out, "autograph compare: %s\n%d run%s per side, alternating; the first %d windows "
+            "of each run left out\n\n", line, f->runs, f->runs == 1 ? "" : "s", f->warmup);
     side_table(out, f);
     fputc('\n', out);
     print_speedup(out, "p50", f->speedup_p50, f->spread_p50, "medians");

@@ -270,6 +270,30 @@ PY
     grep -qx 'figure: compare.svg' "$tmp/def.out"
 }
 
+@test "compare: a run of one is 'run', not 'runs'; a long command gets a smaller title font in the SVG, not one cut off" {
+    cli one compare -n 1 --svg "$tmp/short.svg" -- "$prog" 10 4 3
+    [ "$rc" -eq 0 ]
+    grep -qx '1 run per side, alternating; the first 2 windows of each run left out' "$tmp/one.out"
+    cli long compare -n 1 --svg "$tmp/long.svg" -- sh -c \
+        'exec "$0" 10 4 3 # a comment long enough to make the whole command line wider than the figure' "$prog"
+    [ "$rc" -eq 0 ]
+    python3 - "$tmp/short.svg" "$tmp/long.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+def title(path):
+    t = [e for e in ET.parse(path).getroot().iter(ns + "text") if e.get("y") == "28"]
+    assert len(t) == 1 and "".join(t[0].itertext()).startswith("autograph compare: "), path
+    return t[0], float(t[0].get("font-size"))
+short, short_font = title(sys.argv[1])
+long, long_font = title(sys.argv[2])
+assert short_font == 16, short_font
+# about 9 px a character at 16 px: the long title must fit 820 px at its font
+chars = len("".join(long.itertext()))
+assert 11 <= long_font < 16 and chars * 9 * long_font / 16 <= 820 + 1, (chars, long_font)
+assert any("1 run per side" in "".join(e.itertext()) for e in ET.parse(sys.argv[2]).getroot().iter(ns + "text"))
+PY
+}
+
 @test "compare: different stdout between the sides is status 3; output that changes from run to run is not compared" {
     cli differ compare -n 2 --svg none -- sh -c 'echo "$AUTOGRAPH"; exec "$0" 10 4 3' "$prog"
     cat "$tmp/differ.out"
