@@ -270,11 +270,13 @@ void ag_window_forget_event(struct ag_window *w, uintptr_t event);
  * the template op's hash, shape and layout, less what such an op cannot need (a
  * context or a light recording to check: it matched a template op of the window's
  * context).  A kernel launch goes in with ag_window_append_held (event and kind are
- * not read), an event record or wait with ag_window_append_held_event (its event
- * linked as ag_window_append links it). */
+ * not read), an event record or wait with ag_window_append_held_event (a record's
+ * event linked as ag_window_append links it; a wait's link_back is the one the caller
+ * found matching it, ag_window_link_back's). */
 struct ag_held_op {
     uint64_t hash;
     uintptr_t stream, event;
+    uint32_t link_back;
     const void *layout;
     const unsigned char *shape, *args;
     uint32_t shape_len, args_len;

@@ -311,17 +311,17 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
 
 /* Whether event op e is the template's next op, exactly as mismatch() would find:
  * the same kind, entry and shape bytes, a live event, for a wait the same link to
- * its record, and a stream that maps onto the op's slot. */
+ * its record (link_back: the window's, ag_window_link_back), and a stream that maps
+ * onto the op's slot. */
 static int fast_event_matches(const struct ag_template *t, const struct ag_top *top,
-                              const struct ag_fast_event *e)
+                              const struct ag_fast_event *e, uint32_t link_back)
 {
     if (top->kind != e->kind || top->entry != e->entry || e->ctx != ag_eng.w.ctx ||
         top->shape_len != e->shape_len || top->args_len != sizeof(uint64_t) ||
         memcmp(t->shapes + top->shape_off, e->shape, e->shape_len) != 0 ||
         ag_event_is_dead(e->event))
         return 0;
-    if (e->kind == AG_OP_EVENT_WAIT &&
-        wait_link(ag_window_link_back(&ag_eng.w, e->event)) != top->link)
+    if (e->kind == AG_OP_EVENT_WAIT && wait_link(link_back) != top->link)
         return 0;
     return map_stream(t, top->slot, e->stream) == NULL;
 }
@@ -332,11 +332,13 @@ int ag_engine_fast_event(const struct ag_fast_event *e)
     const struct ag_top *top;
     unsigned char *args;
     uint64_t handle = (uint64_t)e->event;
+    uint32_t link_back;
 
     if (t == NULL)
         return 0;
     top = &t->ops[ag_eng.r.pos];
-    if (!fast_event_matches(t, top, e)) {
+    link_back = e->kind == AG_OP_EVENT_WAIT ? ag_window_link_back(&ag_eng.w, e->event) : 0;
+    if (!fast_event_matches(t, top, e, link_back)) {
         ag_engine_unlock();
         return 0;
     }
@@ -344,8 +346,9 @@ int ag_engine_fast_event(const struct ag_fast_event *e)
     memcpy(args, &handle, sizeof handle);
     if (!fast_path_hold(t, &(struct ag_held_op){
             .hash = top->hash, .stream = e->stream, .event = e->event,
-            .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,
-            .args_len = top->args_len, .entry = top->entry, .kind = (unsigned char)e->kind }))
+            .link_back = link_back, .shape = t->shapes + top->shape_off, .args = args,
+            .shape_len = top->shape_len, .args_len = top->args_len, .entry = top->entry,
+            .kind = (unsigned char)e->kind }))
         return 0;
     ag_eng.s.held_fast_events++;
     ag_engine_unlock();

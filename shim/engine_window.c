@@ -230,7 +230,9 @@ static AG_INLINE struct ag_wop *append_held(struct ag_window *w, const struct ag
         .args_len = h->args_len, .args_off = put(w, h->args, h->args_len),
         .entry = h->entry, .kind = kind, .held = 1,
     };
-    if (kind != AG_OP_KERNEL)
+    if (kind == AG_OP_EVENT_WAIT)
+        o->link_back = h->link_back;    /* looked up by the caller: not probed again */
+    else if (kind != AG_OP_KERNEL)
         link_events(w, o);
     return append_end(w, o);
 }
