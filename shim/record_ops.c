@@ -334,6 +334,18 @@ static size_t attr_size(CUlaunchAttributeID id)
     }
 }
 
+/* Writes attribute a's record into r (zeroed by the caller: the bytes past its value
+ * stay 0, so records compare whole): 0 when a is not recorded. */
+static int attr_record_of(const CUlaunchAttribute *a, struct attr_record *r)
+{
+    size_t size = attr_size(a->id);
+    if (size == 0)
+        return 0;
+    r->id = a->id;
+    memcpy(r->value, &a->value, size);
+    return 1;
+}
+
 /* Size of the packed buffer of an `extra` array, or -1 if it has other keys. */
 static long extra_buffer(void **extra, void **buf)
 {
@@ -375,13 +387,10 @@ static unsigned char *kernel_shape(struct ag_op *op, const struct kernel_shape *
     memcpy(buf, ks, sizeof *ks);
     for (unsigned a = 0; a < ks->nattrs; a++) {
         struct attr_record *r = (struct attr_record *)(buf + sizeof *ks) + a;
-        size_t size = attr_size(attrs[a].id);
-        if (size == 0) {
+        if (!attr_record_of(&attrs[a], r)) {
             reject(op, "kernel launch with a launch attribute that is not recorded");
             return NULL;
         }
-        r->id = attrs[a].id;
-        memcpy(r->value, &attrs[a].value, size);
     }
     return buf;
 }
@@ -553,16 +562,15 @@ struct fast_call {
     const CUlaunchAttribute *attrs;
 };
 
-/* Whether the call's attributes are those recorded after the shape (in their order,
- * the bytes of each value that kernel_shape keeps). */
+/* Whether the call's attributes are those recorded after the shape: each one's
+ * record, as kernel_shape writes it, is the one recorded in its place. */
 static int fast_attrs_match(const struct fast_call *c, const unsigned char *records)
 {
     for (unsigned a = 0; a < c->nattrs; a++) {
         struct attr_record r;
-        size_t size = attr_size(c->attrs[a].id);
-        memcpy(&r, records + a * sizeof r, sizeof r);
-        if (size == 0 || r.id != (uint32_t)c->attrs[a].id ||
-            memcmp(r.value, &c->attrs[a].value, size) != 0)
+        memset(&r, 0, sizeof r);
+        if (!attr_record_of(&c->attrs[a], &r) ||
+            memcmp(&r, records + a * sizeof r, sizeof r) != 0)
             return 0;
     }
     return 1;
