@@ -7,13 +7,12 @@
  * now.  With AUTOGRAPH=off, or while the program captures a stream itself, the
  * wrapper just forwards.  While a replay waits for its next op, a kernel launch, an
  * event record or a stream wait is first offered to the replay's fast path (held
- * without being recorded when it is
- * that op; intercept_cudart.c learns here where the runtime's launch calls go, and
- * offers those through ag_intercept_hold_runtime).  When the engine records light
- * (engine.c) the call is recorded light first, and again in full if the engine asks
- * for it.  Also here:
- * starting the engine with the CUDA backend (and AUTOGRAPH_TRACE, just after it), and
- * the hooks that the forwarding wrappers call at flush points.  AUTOGRAPH_TIMING
+ * without being recorded when it is that op; intercept_cudart.c learns here where the
+ * runtime's launch calls go, and offers those through ag_intercept_hold_runtime).
+ * When the engine records light (engine.c) the call is recorded light first, and
+ * again in full if the engine asks for it.  Also here: starting the engine with the
+ * CUDA backend (and AUTOGRAPH_TRACE, just after it), and the hooks that the
+ * forwarding wrappers call at flush points.  AUTOGRAPH_TIMING
  * (timing.c) sees every call: held back, or passed with its time inside the driver.
  */
 #define __CUDA_API_VERSION_INTERNAL 1

@@ -195,24 +195,30 @@ static const char *times(double x, char *buf, size_t size)
     return buf;
 }
 
+/* The title's font size: 16 px, or less for a long title (about 9 px a character at
+ * 16 px), down to 11 px, so that it does not run off both edges of the figure. */
+static double title_font(size_t chars)
+{
+    double font = 16.0;
+    if (chars * 9 > WIDTH - 40)
+        font = floor(10.0 * 16.0 * (WIDTH - 40) / (double)(chars * 9)) / 10.0;
+    return font < 11.0 ? 11.0 : font;
+}
+
 static void title(FILE *out, const struct figures *f)
 {
+    static const char prefix[] = "autograph compare: ";
     char line[200], x50[16], x90[16];
     program_line(f->program, line, sizeof line);
     if (strlen(line) > 90)
         strcpy(line + 87, "...");
-    size_t chars = strlen("autograph compare: ") + strlen(line);
-    /* about 9 px a character at 16 px: a long command gets a smaller font, down to 11 px,
-     * rather than running off both edges of the figure */
-    double font = chars * 9 > WIDTH - 40 ? 16.0 * (WIDTH - 40) / (double)(chars * 9) : 16.0;
-    fprintf(out, "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"%.1f\"",
-            WIDTH / 2, font < 11.0 ? 11.0 : floor(font * 10.0) / 10.0);
-    fprintf(out, ">autograph compare: ");
+    fprintf(out, "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"%.1f\">%s",
+            WIDTH / 2, title_font(sizeof prefix - 1 + strlen(line)), prefix);
     xml_text(out, line);
     fprintf(out, "</text>\n<text x=\"%d\" y=\"50\" text-anchor=\"middle\">%d run%s per side, "
             "first %d windows of each run left out; speedup off/on: %s at p50, %s at "
-            "p90</text>\n", WIDTH / 2, f->runs, f->runs == 1 ? "" : "s", f->warmup, times(f->speedup_p50, x50, sizeof x50),
-            times(f->speedup_p90, x90, sizeof x90));
+            "p90</text>\n", WIDTH / 2, f->runs, f->runs == 1 ? "" : "s", f->warmup,
+            times(f->speedup_p50, x50, sizeof x50), times(f->speedup_p90, x90, sizeof x90));
 }
 
 int write_svg(const char *path, const struct figures *f, const struct side_data side[2])
