@@ -3,7 +3,7 @@
  * Each one checks what it is asked, refuses inside a hook what a hook may not do
  * (anything that issues work, or drops or rebuilds graphs: AUTOGRAPH_ERR_IN_HOOK),
  * takes the engine lock (a hook's thread holds it already) and asks the engine
- * (engine_introspect.c, engine_hooks.c).  With AUTOGRAPH=off every function but
+ * (report_introspect.c, engine_hooks.c).  With AUTOGRAPH=off every function but
  * autograph_version answers AUTOGRAPH_ERR_OFF.  Before the engine has started (the
  * program's first recordable CUDA call) there are no graphs yet; hooks registered
  * then run from the first graph on.
@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "engine.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 #include "export.h"
 
 #include <limits.h>

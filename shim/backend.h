@@ -22,7 +22,7 @@ struct ag_backend {
      * for every patchable op (kernel, memset, memcpy) and every op whose node names
      * the program's event (EVENT_RECORD; EVENT_WAIT linked AG_LINK_EXTERNAL), NULL
      * for the others.  An event op whose event is 0 (the program destroyed it since it
-     * was recorded: engine_events.c) gets a node naming the placeholder (set_event). */
+     * was recorded: replay_events.c) gets a node naming the placeholder (set_event). */
     int (*build)(const struct ag_op *ops, int n, int nslots, void **graph, void **nodes);
 
     /* Instantiates a built graph into an executable one. */
@@ -34,12 +34,12 @@ struct ag_backend {
     /* Points the node `node` of an event op (one build gave a handle for) at `event`:
      * in `exec` when it is not NULL, else in the graph it was built in.  event 0: at a placeholder
      * event of the backend's own, which no launched graph names (the program is
-     * destroying the event: engine_events.c).  NULL: graphs naming a destroyed
+     * destroying the event: replay_events.c).  NULL: graphs naming a destroyed
      * event are dropped. */
     int (*set_event)(void *exec, void *node, uintptr_t event);
 
     /* Destroys the program's event `event`: a destroy the engine held back until the
-     * held ops that name it went out (engine_events.c).  NULL: an event's destroy
+     * held ops that name it went out (replay_events.c).  NULL: an event's destroy
      * ends the window instead. */
     int (*destroy_event)(uintptr_t event);
 
@@ -48,7 +48,7 @@ struct ag_backend {
     int (*launch)(void *exec, const uintptr_t *streams, int nstreams);
 
     /* Makes context `ctx` current on the calling thread: the engine's launcher thread
-     * (engine_launcher.c), before it patches and launches chunks of that context for
+     * (replay_launcher.c), before it patches and launches chunks of that context for
      * the program's threads.  NULL: the program's threads launch every chunk. */
     int (*use_context)(uintptr_t ctx);
 

@@ -189,7 +189,7 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
 }
 
 /* The program's event of an event op; 0 (destroyed since it was recorded, within
- * the window: engine_events.c): the placeholder, which every replay patches. */
+ * the window: replay_events.c): the placeholder, which every replay patches. */
 static CUevent program_event(const struct ag_op *op)
 {
     return op->event ? (CUevent)op->event : be.placeholder;

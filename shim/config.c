@@ -182,7 +182,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->smem_flush = parse_word(get, "AUTOGRAPH_SMEM_FLUSH", bool_words, 0, "0");
     out->destroy_flush = parse_word(get, "AUTOGRAPH_DESTROY_FLUSH", bool_words, 0, "0");
     out->launch_thread = parse_word(get, "AUTOGRAPH_LAUNCH_THREAD", bool_words, 1, "1");
-    out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by engine_dump.c */
+    out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by report_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */
     out->timing = nonempty(get("AUTOGRAPH_TIMING"));           /* opened by timing.c */

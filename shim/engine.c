@@ -1,15 +1,15 @@
-/* engine.c -- the engine's entry points and policy: when a window ends, when it
- * becomes a graph, when ops are held.
+/* engine.c -- the coordinator: the engine's entry points and policy, when a window
+ * ends, when it becomes a graph, when ops are held.
  *
  * One lock guards all engine state.  A recordable op is appended to the window;
- * if a replay is running (or can start with it) engine_replay.c decides whether it
+ * if a replay is running (or can start with it) match_replay.c decides whether it
  * is held; otherwise the caller issues it and the period detector looks at it.  At a
  * flush point the held ops are issued, and the window is compared with the one
  * before: seen AUTOGRAPH_WARMUP times in a row, it is built into a template.
- * Where nothing repeats, ops are recorded light (engine_light.c).
+ * Where nothing repeats, ops are recorded light (record_light.c).
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 #include "engine_lock.h"
 #include "timing.h"          /* ag_timing_now: the one monotonic clock */
 
@@ -196,7 +196,7 @@ static void forget_recent(uint64_t hash)
 /* ---- graphs the program's own destroys and unloads drop -------------------------- */
 
 /* A program that unloads a module of a window's kernels after each sync (or destroys
- * its event where the backend cannot park event nodes: engine_events.c) would have
+ * its event where the backend cannot park event nodes: replay_events.c) would have
  * the window's graph built, dropped before its first replay and built again forever:
  * after AG_MAX_DROPS such drops the window stays eager.  A graph that replayed
  * before it went is not counted.  Counted in a small table by window hash (a

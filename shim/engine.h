@@ -1,8 +1,14 @@
 /* engine.h -- the auto-graphing engine, as the interception layer calls it.
  *
- * Pipeline: intercept (intercept_*.c) -> record (record_ops.c makes a struct ag_op)
- * -> match (engine_window.c, engine.c, engine_light.c, engine_skim.c, engine_replay.c) -> build/replay
- * (engine_template.c through a struct ag_backend) -> report (engine_stats.c).
+ * Pipeline, one file prefix per stage, engine.c coordinating:
+ *   intercept  intercept_*.c: the CUDA entry points
+ *   record     record_ops.c makes a struct ag_op; record_window.c appends it to the
+ *              window, record_light.c and record_skim.c where nothing repeats
+ *   match      match_replay.c: incoming ops against a template, held back
+ *   build      build_template.c (templates, chunks, executables), build_tune.c,
+ *              build_cache.c, through a struct ag_backend
+ *   replay     replay_chunk.c (a chunk's launch), replay_launcher.c, replay_events.c
+ *   report     report_stats.c, report_dump.c, report_introspect.c, engine_hooks.c
  * No CUDA types: the engine is tested with a fake backend (tests/unit).
  *
  * Calling convention for a recordable call:
@@ -33,21 +39,21 @@ struct ag_engine_params {
     int chunk_max;       /* ...up to this */
     int chunk_slow_ns;   /* a window whose program spends more than this between its
                           * calls (mean, outside the driver) keeps chunk_first-sized
-                          * chunks (0: always growing; engine_template.c) */
+                          * chunks (0: always growing; build_template.c) */
     int tune_replays;    /* replays timed per candidate chunk plan (0: no tuning;
-                          * engine_tune.c) */
+                          * build_tune.c) */
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */
-    int skim_after;      /* then skim after this many more (0: never; engine_skim.c) */
+    int skim_after;      /* then skim after this many more (0: never; record_skim.c) */
     int explain;         /* print why windows were not graphed */
     int keep_graph;      /* instantiate a chunk at its first replay, not when built */
     int max_graphs;      /* templates kept; least recently used dropped (0: no bound) */
     int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
     const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */
-    int destroy_flush;   /* an event's destroy ends the window (engine_events.c) */
+    int destroy_flush;   /* an event's destroy ends the window (replay_events.c) */
     int launch_thread;   /* chunks are launched by the engine's own thread
-                          * (engine_launcher.c) */
+                          * (replay_launcher.c) */
     int launch_spin_ns;  /* after a launch it waits awake this long for the next */
 };
 
@@ -65,7 +71,7 @@ static inline int ag_engine_is_paused(void)
 
 /* Before another call of the program reaches the driver: the chunk launch that the
  * engine handed to its launcher thread, if one is out, is made first
- * (engine_launcher.c).  Read unlocked. */
+ * (replay_launcher.c).  Read unlocked. */
 extern int ag_launch_state;
 void ag_launch_settle_slow(void);
 static inline void ag_launch_settle(void)
@@ -82,7 +88,7 @@ int ag_engine_offer(struct ag_op *op);
 int ag_engine_light_push(const struct ag_op *op);
 void ag_engine_light_failed(void);
 
-/* The light fast path (engine_light.c): a kernel launch of a single-threaded program
+/* The light fast path (record_light.c): a kernel launch of a single-threaded program
  * in light mode is hashed where it is called and queued, nothing else.  The gate is
  * open (1; 2 while skimming) while that is allowed; ag_light_starts has a bit per (hash >> 58) of every
  * template's first op (such an op must take the full path). */
@@ -92,7 +98,7 @@ static inline int ag_light_open(void)
 {
     return __atomic_load_n(&ag_light_gate, __ATOMIC_RELAXED);
 }
-/* Skimming (engine_skim.c) and no template to look out for: fingerprint the op. */
+/* Skimming (record_skim.c) and no template to look out for: fingerprint the op. */
 static inline int ag_skim_blind(void)
 {
     return __atomic_load_n(&ag_light_gate, __ATOMIC_RELAXED) == 2 &&
@@ -106,7 +112,7 @@ static inline int ag_light_may_start(uint64_t hash)
 int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind);
 void ag_engine_done(const struct ag_op *op, int result);
 
-/* The replay's fast path (engine_replay.c): while a replay waits for its next op
+/* The replay's fast path (match_replay.c): while a replay waits for its next op
  * (ag_replay_gate, read unlocked, is a hint), a kernel launch with parameters is
  * offered as its stream key, context and the backend's view of the
  * call; matches() says whether the call is the kernel op recorded with `shape`,
@@ -164,10 +170,10 @@ void ag_engine_memory_freed(uintptr_t base, size_t size);
 void ag_engine_stream_created(uintptr_t stream);
 
 /* The program created an event with this handle (it may reuse a destroyed one's:
- * engine_events.c). */
+ * replay_events.c). */
 void ag_engine_event_created(uintptr_t event);
 
-/* The program is destroying `event` (engine_events.c): what its wrapper does with
+/* The program is destroying `event` (replay_events.c): what its wrapper does with
  * the call.  AG_DESTROY_NOW: makes it now (the window goes on; the graphs' nodes that
  * name the event are parked); AG_DESTROY_HELD: returns success without making it (the
  * engine has it made once the held ops that name the event went out); AG_DESTROY_FLUSH:

@@ -1,4 +1,4 @@
-/* engine_hooks.c -- introspection: the hooks of include/autograph.h.
+/* engine_hooks.c -- report: the introspection hooks of include/autograph.h.
  *
  * Capture-end hooks run when a chunk's graph has been captured, before it is
  * instantiated; post-instantiate hooks after every instantiation.  Both run in
@@ -12,7 +12,7 @@
  * The table is guarded by the engine lock (api.c takes it, or is inside a hook).
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 struct hook {
     autograph_hook_fn fn;            /* NULL: removed */

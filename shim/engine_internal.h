@@ -1,14 +1,17 @@
-/* engine_internal.h -- the engine's data, shared by engine*.c only.
+/* engine_internal.h -- the engine's data, shared by the engine's files only.
  *
- *   window   the ops submitted since the last flush point (engine_window.c), with
- *            their stream slots, event links and the period detector's state
- *   template a window (or one period of it) built into graphs, cut into chunks,
- *            each chunk with its executable variants (engine_template.c)
- *   replay   a template being matched against incoming ops (engine_replay.c)
- *   tune     chunk plans tried and chosen per window shape (engine_tune.c)
- *   stats    counters for the exit summary and the explain log (engine_stats.c)
- *   light    light recording and its per-thread queue (engine_light.c)
- *   skim     fingerprinting only, where nothing repeats for long (engine_skim.c)
+ *   record   window: the ops submitted since the last flush point (record_window.c),
+ *            with their stream slots, event links and the period detector's state;
+ *            light recording and its per-thread queue (record_light.c); skimming,
+ *            fingerprints only, where nothing repeats for long (record_skim.c)
+ *   match    replay: a template being matched against incoming ops (match_replay.c)
+ *   build    template: a window (or one period of it) built into graphs, cut into
+ *            chunks, each with its executable variants (build_template.c); tune:
+ *            chunk plans tried and chosen per window shape (build_tune.c); the
+ *            bounds on the graphs kept (build_cache.c)
+ *   replay   a chunk's launch (replay_chunk.c), on the launcher thread
+ *            (replay_launcher.c); the program's event destroys (replay_events.c)
+ *   report   counters for the exit summary and the explain log (report_stats.c)
  * Everything is guarded by one lock (engine.c).
  */
 #ifndef AG_ENGINE_INTERNAL_H
@@ -123,7 +126,7 @@ struct ag_plan {                /* how a template is cut into chunks */
     int first, growth;          /* the first chunk's length; each next is growth x */
 };
 
-struct ag_tuning;               /* a template's replays being timed (engine_tune.c) */
+struct ag_tuning;               /* a template's replays being timed (build_tune.c) */
 
 struct ag_template {            /* a held op reads its first line */
     struct ag_top *ops;
@@ -134,7 +137,7 @@ struct ag_template {            /* a held op reads its first line */
     unsigned id;
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
     uint64_t start_key;         /* key of its first op */
-    int paced;                  /* chunks cut from its end (engine_template.c) */
+    int paced;                  /* chunks cut from its end (build_template.c) */
     struct ag_plan plan;        /* its chunk plan */
     struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
@@ -161,7 +164,7 @@ struct ag_replay {              /* read by every held op: its first line first *
     unsigned slot_set;          /* bit per template slot already mapped */
     unsigned char *pending;     /* args of the chunk being matched */
     unsigned char *pending_out; /* the other buffer: the chunk before's, which may be
-                                 * with the launcher (engine_launcher.c) */
+                                 * with the launcher (replay_launcher.c) */
     size_t base;                /* window position of template op 0 */
     uintptr_t slot_key[AG_MAX_SLOTS];
     size_t pending_cap;
@@ -177,7 +180,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long launches_eager, launches_held_issued;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
-    unsigned long evicted;      /* templates dropped by a cache bound (engine_cache.c) */
+    unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks cut from the end */
     unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
     unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
@@ -203,7 +206,7 @@ struct ag_skim {
     unsigned long streak;       /* skimmed windows since skimming started */
 };
 
-/* A window shape's chunk plan tuning (engine_tune.c): the candidate being tried,
+/* A window shape's chunk plan tuning (build_tune.c): the candidate being tried,
  * or, done, the one chosen; the median replay period each candidate had, and the
  * interquartile range of its periods. */
 #define AG_TUNE_PLANS 3
@@ -238,7 +241,7 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     uint64_t last_hash;         /* hash of the previous sync-delimited window */
     struct ag_recent recent[AG_RECENT_SIZE];   /* windows seen lately, not yet graphs */
     struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
-    struct ag_tune tunes[AG_TUNE_SIZE];         /* engine_tune.c, by window hash */
+    struct ag_tune tunes[AG_TUNE_SIZE];         /* build_tune.c, by window hash */
     uint32_t judged;            /* sync-delimited windows judged so far */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
@@ -260,7 +263,7 @@ unsigned ag_thread_id(void);
 unsigned ag_threads_seen(void);     /* threads that ever offered an op */
 double ag_now_us(void);
 
-/* engine_window.c */
+/* record_window.c */
 void ag_window_reset(struct ag_window *w);
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
 /* The program destroyed `event`: a later wait on a new event with its handle is not
@@ -292,13 +295,35 @@ int ag_window_period(struct ag_window *w, size_t *start);
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
 const char *ag_skip_name(enum ag_skip why);
 
-/* engine_template.c */
+/* The hash of an op's args in a chunk's seen[] (build_template.c, replay_chunk.c). */
+static inline uint64_t ag_args_hash(const unsigned char *args, size_t len)
+{
+    return ag_hash_bytes(0x243f6a8885a308d3ull, args, len);
+}
+
+/* build_template.c */
 struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_t b,
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
+/* One more executable of chunk c, made from its graph, holding c->base: 0 or the
+ * backend's error. */
+int ag_chunk_new_variant(struct ag_chunk *c);
+void ag_template_retire(struct ag_template *t, const char *why);
+int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
+int ag_templates_drop_unloaded(int entry, uintptr_t handle);
+/* Graph t goes because the program destroyed an event of it or unloaded a module of
+ * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
+ * window is no longer built). */
+void ag_note_program_drop(const struct ag_template *t);
+int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
+                           const void *arg, const char *why);
+void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
+                         struct ag_op *out);
+
+/* replay_chunk.c */
 /* A chunk's launch: readied under the engine lock (ag_chunk_prepare), fired on any
  * thread (ag_chunk_fire: the variant picked, the patches and the graph launch),
  * counted under the lock again (ag_chunk_count).  Between the three only the
@@ -320,32 +345,21 @@ int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned c
                      const uintptr_t *slot_key, struct ag_launch *job);
 void ag_chunk_fire(struct ag_launch *job);
 int ag_chunk_count(const struct ag_launch *job);
-void ag_template_retire(struct ag_template *t, const char *why);
-int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
-int ag_templates_drop_unloaded(int entry, uintptr_t handle);
-/* Graph t goes because the program destroyed an event of it or unloaded a module of
- * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
- * window is no longer built). */
-void ag_note_program_drop(const struct ag_template *t);
-int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
-                           const void *arg, const char *why);
-void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
-                         struct ag_op *out);
 
-/* engine_events.c */
+/* replay_events.c */
 int ag_event_is_dead(uintptr_t event);
 void ag_events_destroyed(uintptr_t event);
 void ag_events_forget_all(void);
 void ag_events_release_held(void);  /* the held ops went out: the held destroys are made */
 
-/* engine_replay.c */
+/* match_replay.c */
 int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);
 int ag_replay_offer(const struct ag_op *op);
 void ag_replay_abort(const char *why);
 void ag_issue_held(size_t from);
 void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or not */
 
-/* engine_launcher.c; ag_launch_state (engine.h) takes these values */
+/* replay_launcher.c; ag_launch_state (engine.h) takes these values */
 enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
 int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
 void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
@@ -353,13 +367,13 @@ int ag_launch_pending(void);        /* a chunk handed off is not collected yet *
 int ag_launch_names_event(uintptr_t event);   /* the chunk out records or waits on it */
 int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */
 
-/* engine_tune.c */
+/* build_tune.c */
 extern uint64_t (*ag_tune_clock)(void);   /* ns; the unit tests set their own */
 void ag_tune_choose(struct ag_template *t);        /* at build: sets t->plan */
 int ag_tune_replay_starts(struct ag_template *t);  /* 0: t was dropped for a rebuild */
 void ag_tune_forget(void);                         /* the tests' reset */
 
-/* engine_light.c */
+/* record_light.c */
 void ag_light_choose(int repeated);  /* after a sync-delimited window: light or full */
 void ag_light_stop(void);            /* full recording from now on */
 int ag_light_wants_full(const struct ag_op *op);
@@ -368,13 +382,13 @@ void ag_light_forget_starts(void);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 void ag_light_drain(void);
 
-/* engine_skim.c */
+/* record_skim.c */
 void ag_skim_drain(void);           /* engine lock held: the thread's skimmed ops go in */
 void ag_skim_choose(void);          /* after a light window that differed */
 void ag_skim_stop(const char *why);
 void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 
-/* engine_stats.c */
+/* report_stats.c */
 void ag_explain_skip(const struct ag_window *w, enum ag_skip why);
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

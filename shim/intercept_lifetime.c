@@ -7,8 +7,8 @@
  * table's freed list when the call succeeds.  A stream creation tells the engine
  * that the handle is a live stream (it may be a destroyed stream's handle reused;
  * a replay never maps a destroyed stream); so does an event creation (a replay never
- * holds an op on a destroyed event: engine_events.c).  An event's destroy is the
- * engine's to decide (engine_events.c): made now while the window goes on, held
+ * holds an op on a destroyed event: replay_events.c).  An event's destroy is the
+ * engine's to decide (replay_events.c): made now while the window goes on, held
  * until the held ops that name the event went out, or a flush point as before.  An
  * adapter reads the address and size from the call's own arguments; trailing
  * arguments it does not need are absorbed by `...`.  Not tracked: the 32-bit v1 ABI

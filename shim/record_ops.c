@@ -493,7 +493,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
     return kernel_args(op, f, shape_len, params, packed, packed_len);
 }
 
-/* A launch's fingerprint word while skimming (engine_skim.c): cheap, not the shape hash. */
+/* A launch's fingerprint word while skimming (record_skim.c): cheap, not the shape hash. */
 static uint64_t skim_word(CUfunction f, const unsigned grid[3], const unsigned block[3],
                           unsigned smem, CUstream stream)
 {
@@ -811,7 +811,7 @@ int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, si
 
 /* The event is an argument, not part of the shape: a program that makes a new event
  * for every step (PyTorch, cuDNN) repeats the same shape, and the graph's event node
- * is patched to the new event like a kernel node to new pointers (engine_events.c). */
+ * is patched to the new event like a kernel node to new pointers (replay_events.c). */
 struct event_shape { uint32_t flags, pad; };
 
 static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,

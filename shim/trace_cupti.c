@@ -53,7 +53,7 @@ void ag_trace_program_graph(void *graph, void *exec)
 #include "cupti_ids.h"
 #include "driver.h"
 #include "engine.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * creates the file, enables kernel, memcpy, memset and launch-API records and the
  * stream-order ones (event records, synchronizations, streams: a kind CUPTI refuses is
  * named in one line, tracing goes on without it), and makes "<file>.graphs" the folder
- * of graph data files (engine_dump.c).  1 when tracing; 0 when not (no pattern; or one
+ * of graph data files (report_dump.c).  1 when tracing; 0 when not (no pattern; or one
  * line on stderr says why: file, CUPTI). */
 int ag_trace_start(const char *pattern);
 

@@ -68,7 +68,7 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-/* The shim's chunk plan (shim/engine_template.c, walk_chunks) for the switches
+/* The shim's chunk plan (shim/build_template.c, plan_chunks) for the switches
  * AUTOGRAPH_CHUNK and AUTOGRAPH_CHUNK_GROWTH in the environment (the shim's defaults
  * where unset; AUTOGRAPH_CHUNK_MAX is taken as its default): the length of chunk c,
  * which starts at op `pos` of `n`. */

@@ -12,7 +12,7 @@
 #include "check.h"
 #include "engine.h"
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 #include <autograph.h>
 #include <stdio.h>

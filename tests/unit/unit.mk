@@ -7,8 +7,9 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 UNIT_SHIM_OBJS := $(BUILD)/shim/config.o $(BUILD)/shim/log.o $(BUILD)/shim/entry_points.o
 
 # The engine (sequence detection, matching, policy) is compiled here a second time,
-# without the CUDA include path: it must need no CUDA header.
-UNIT_ENGINE_SRCS := $(sort $(wildcard shim/engine*.c)) shim/flush_points.c
+# without the CUDA include path: it must need no CUDA header.  Its files are those
+# that include engine_internal.h, whatever their stage prefix (record_, match_, ...).
+UNIT_ENGINE_SRCS := $(sort $(shell grep -l '"engine_internal.h"' shim/*.c)) shim/flush_points.c
 UNIT_ENGINE_OBJS := $(UNIT_ENGINE_SRCS:shim/%.c=$(BUILD)/tests/unit/engine/%.o)
 UNIT_ENGINE_CPPFLAGS := -Iinclude -I$(BUILD)/gen $(CARRY_INC) -D_GNU_SOURCE
 

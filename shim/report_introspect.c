@@ -1,16 +1,16 @@
-/* engine_introspect.c -- introspection: the graphs as include/autograph.h shows them.
+/* report_introspect.c -- report: the graphs as include/autograph.h shows them.
  *
- * engine_template.c reports two events: a chunk captured (before instantiation;
+ * build_template.c reports two events: a chunk captured (before instantiation;
  * with AUTOGRAPH_KEEP_GRAPH the first instantiation waits for the first replay or
  * autograph_instantiate) and an executable instantiated.  Each is dumped
- * (engine_dump.c) and given to the hooks (engine_hooks.c); an instantiation may
- * pass a cache bound (engine_cache.c).  The template being built is not registered
+ * (report_dump.c) and given to the hooks (engine_hooks.c); an instantiation may
+ * pass a cache bound (build_cache.c).  The template being built is not registered
  * yet; while its hooks run it is `building`, so that a hook can look it up.
  * The queries below run with the engine lock held (ag_introspect_lock), and name a
  * graph by (template id, chunk) and an executable by (template id, chunk, variant).
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 static struct ag_template *building;
 

@@ -1,4 +1,4 @@
-/* engine_window.c -- the window trace: record.
+/* record_window.c -- record: the window trace.
  *
  * Every op the engine sees between two flush points is appended here with copies of
  * its shape and args, the slot of its stream (streams numbered by first use), and,

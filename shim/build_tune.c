@@ -1,5 +1,5 @@
-/* engine_tune.c -- chunk plan tuning (AUTOGRAPH_CHUNK_TUNE): which cut into chunks
- * makes a window's replays fastest, measured in this process.
+/* build_tune.c -- build: chunk plan tuning (AUTOGRAPH_CHUNK_TUNE), which cut into
+ * chunks makes a window's replays fastest, measured in this process.
  *
  * A replay launches a template's chunks as they match.  Small chunks start the GPU
  * early; every chunk boundary costs the GPU about a microsecond.  Which plan wins

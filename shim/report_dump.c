@@ -1,5 +1,5 @@
-/* engine_dump.c -- AUTOGRAPH_DEBUG_DUMP: every graph the engine builds, written to a
- * folder as it is built.
+/* report_dump.c -- report: AUTOGRAPH_DEBUG_DUMP, every graph the engine builds,
+ * written to a folder as it is built.
  *
  * When a chunk's capture ends, its CUgraph as Graphviz DOT, plain and verbose (the
  * backend's dump_dot: cuGraphDebugDotPrint with flags 0 and VERBOSE):
@@ -22,7 +22,7 @@
  * graph ids restart in every process, and a stale file would name the wrong graph.
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 #include "log.h"
 
 #include <dirent.h>

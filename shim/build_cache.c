@@ -1,5 +1,5 @@
-/* engine_cache.c -- the bounds on the graphs kept: AUTOGRAPH_MAX_GRAPHS templates and
- * AUTOGRAPH_MAX_GRAPH_MB of device memory in executable graphs.
+/* build_cache.c -- build: the bounds on the graphs kept, AUTOGRAPH_MAX_GRAPHS
+ * templates and AUTOGRAPH_MAX_GRAPH_MB of device memory in executable graphs.
  *
  * After a template is built, and after a chunk gets a new executable, the bounds are
  * checked; while one is passed, the least recently used template (by the replay
@@ -14,7 +14,7 @@
  * bytes per node (tests/gpu/introspect.bats prints this `memcal` figure each run).
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 #include <stdio.h>
 

@@ -1,12 +1,12 @@
-/* engine_launcher.c -- build/replay: chunk launches on the shim's own thread.
+/* replay_launcher.c -- replay: chunk launches on the shim's own thread.
  *
  * A chunk's launch (patching its executable to this replay's args, the graph launch,
  * the stream joins) is a few driver calls that cost a Python program's thread 20 to
  * 40 us with the caches cold, several times a training step.  With
- * AUTOGRAPH_LAUNCH_THREAD=1 a replay hands the prepared launch (engine_template.c:
+ * AUTOGRAPH_LAUNCH_THREAD=1 a replay hands the prepared launch (replay_chunk.c:
  * variant picked under the engine lock) to one launcher thread and returns to the
  * program at once; the launcher patches and launches while the program goes on.
- * Only for paced windows (engine_template.c: the program spends more than
+ * Only for paced windows (build_template.c: the program spends more than
  * AUTOGRAPH_CHUNK_SLOW_US of its own between its calls): there the launch is done
  * long before the next chunk's ops are in.  A tight loop (a C program, under a
  * microsecond between launches) would wait for it at the next hand-off and pay the
@@ -19,7 +19,7 @@
  *   - before anything else of the engine (every ag_engine_lock; not the replay's
  *     fast path, nor an op that the replay holds as its next (engine.c:
  *     replay_may_hold), nor the destroy of an event that only the launch out names,
- *     which is held until it is collected: engine_events.c) and before any other
+ *     which is held until it is collected: replay_events.c) and before any other
  *     call of the program reaches the driver (ag_launch_settle, engine.h, where the
  *     stream joins are settled), the launch handed off is collected: done by the
  *     launcher, or, when the launcher has not started it yet, taken back and done
@@ -28,7 +28,7 @@
  * executable, the pending args of its chunk (a replay writes the next chunk's
  * elsewhere; a new replay starts under the lock, after a collect), its counters (the
  * summary gets them when it is collected).  Collecting also makes the event destroys
- * held for its ops (engine_events.c); a launch that failed has its ops issued eagerly
+ * held for its ops (replay_events.c); a launch that failed has its ops issued eagerly
  * from the window, in order, and the replay and the graph end as after any failed
  * launch.  A chunk on a per-thread default stream is launched inline: that stream is
  * the calling thread's.  So is every chunk when the thread cannot be started.

@@ -1,12 +1,12 @@
-/* engine_events.c -- graphs that outlive the program's events, and windows that go on
- * across an event's destroy.
+/* replay_events.c -- replay: graphs that outlive the program's events, and windows
+ * that go on across an event's destroy.
  *
  * A graph names some of the program's events itself: an event record node for each
  * cuEventRecord it stands for, an event wait node for each wait on an event recorded
  * outside it.  The event is an op's argument, not part of its shape (record_ops.c):
  * programs make a new event every step and destroy the old one (PyTorch, cuDNN), and
  * a replay patches the event nodes to the step's events, as it patches kernel nodes to
- * new pointers (engine_template.c, the backend's patch).  Here, what a destroy does:
+ * new pointers (replay_chunk.c, the backend's patch).  Here, what a destroy does:
  *   - every event node that names the event, in a chunk's graph or in one of its
  *     executables, is pointed at a placeholder event of the backend's (set_event), and
  *     the arg bytes kept for it are zeroed, so the next replay patches it again: no
@@ -26,7 +26,7 @@
  * success, and the backend destroys the event right after those ops went out, in
  * their chunk's launch or issued eagerly (ag_events_release_held).  So is it when
  * the chunk launch that the launcher thread has not yet finished names the event
- * (engine_launcher.c): the program does not wait for that launch; the destroy is
+ * (replay_launcher.c): the program does not wait for that launch; the destroy is
  * made when the launch is collected.  (When held ops name it too, the launch is
  * collected first: those ops go out later.)  Until then the
  * driver cannot give the handle to a new event.  A second destroy of a held one
@@ -265,7 +265,7 @@ int ag_engine_event_destroying(uintptr_t event)
     return how;
 }
 
-/* After the held ops went out (engine_replay.c): the destroys held for them are made,
+/* After the held ops went out (match_replay.c): the destroys held for them are made,
  * in the program's order, each event's nodes parked first. */
 void ag_events_release_held(void)
 {

@@ -1,4 +1,4 @@
-/* engine_light.c -- record, the cheap way: light recording and its per-thread queue.
+/* record_light.c -- record, the cheap way: light recording and its per-thread queue.
  *
  * After AUTOGRAPH_LIGHT_AFTER sync-delimited windows in a row that each differed
  * from the one before, ops are recorded light: their identity (hash, stream, event)
@@ -15,10 +15,10 @@
  * template (a 64-bit filter of the templates' first-op hashes says "maybe") takes
  * the locked path.  Kernel launches take an even shorter way (record_ops.c,
  * ag_record_light_kernel): hashed from the call's arguments, no recorder at all.
- * Where windows keep differing even longer, ops are only skimmed (engine_skim.c).
+ * Where windows keep differing even longer, ops are only skimmed (record_skim.c).
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 
 #define AG_LIGHT_BATCH 32
 

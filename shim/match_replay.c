@@ -1,4 +1,4 @@
-/* engine_replay.c -- match: holding ops back while they match a template.
+/* match_replay.c -- match: holding ops back while they match a template.
  *
  * When an op arrives and no replay is running, the longest template whose first op
  * has the same hash is tried.  While ops keep matching (same hash and shape, streams
@@ -175,7 +175,7 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
 
 /* Window op o matched the template's next op, whose args are in the pending chunk:
  * it is held, and the chunk is launched when o was its last op (or handed to the
- * launcher thread: engine_launcher.c; its ops count as gone out).  AG_HELD. */
+ * launcher thread: replay_launcher.c; its ops count as gone out).  AG_HELD. */
 static int hold_matched(struct ag_template *t, struct ag_wop *o)
 {
     struct ag_replay *r = &ag_eng.r;

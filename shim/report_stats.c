@@ -1,4 +1,4 @@
-/* engine_stats.c -- report: the explain log and the engine's exit summary lines.
+/* report_stats.c -- report: the explain log and the engine's exit summary lines.
  *
  * AUTOGRAPH_EXPLAIN=1 prints one line on stderr the first time a given window (by
  * hash) meets a given reason: why it was not graphed, why a replay stopped, why a

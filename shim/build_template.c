@@ -1,21 +1,17 @@
-/* engine_template.c -- build and replay: templates, chunks and variants.
+/* build_template.c -- build: templates, chunks and their executables.
  *
  * A template is a copy of the ops of a window (or of one period of it) with streams
  * renumbered into slots by first use and event waits linked to the record they wait
  * for.  It is cut into chunks (AUTOGRAPH_CHUNK ops, growing AUTOGRAPH_CHUNK_GROWTH
- * times up to AUTOGRAPH_CHUNK_MAX, or a plan engine_tune.c chose) so that a replay
+ * times up to AUTOGRAPH_CHUNK_MAX, or a plan build_tune.c chose) so that a replay
  * can launch the first chunk while the program is still submitting the rest.  Each
  * chunk is one graph built by the backend on its own streams, with up to
- * AUTOGRAPH_VARIANTS executable graphs.  A replay launches the variant that already
- * holds its args, else the one that needs the fewest nodes patched (node by node,
- * only where the args changed); when some of those nodes take args they had lately
- * (ping-pong buffers, remembered per op), a new variant is made instead while there
- * is room, so that alternating arg sets each keep one.  Per op, not per arg set: a
- * program whose step passes a few fresh values (a host pointer, a counter) besides
- * alternating buffers then patches only those few.
+ * AUTOGRAPH_VARIANTS executable graphs (replay_chunk.c picks and patches them).
+ * Here also: registering templates by hash and by first op, retiring them, and
+ * dropping those the program's frees and unloads make stale.
  */
 #include "engine_internal.h"
-#include "engine_introspect.h"
+#include "report_introspect.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -23,11 +19,6 @@
 #include <string.h>
 
 #define TEMPLATE_SEED 0x6a09e667f3bcc909ull   /* the window seed: equal hashes */
-
-static uint64_t args_hash(const unsigned char *args, size_t len)
-{
-    return ag_hash_bytes(0x243f6a8885a308d3ull, args, len);
-}
 
 /* ---- building ------------------------------------------------------------------ */
 
@@ -124,8 +115,8 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
  * Such a program (Python, a dispatcher, host work) is slower than the GPU, so its
  * chunks are cut from the end: the last is plan.first ops long (its GPU time comes
  * on top of the window: the host waits for it at the flush point).  While the
- * launcher thread launches them (engine_launcher.c), the chunks are all alike (growth
- * 1, engine_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
+ * launcher thread launches them (replay_launcher.c), the chunks are all alike (growth
+ * 1, build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
  * a launch costs the program's thread only a hand-off.  Without it, each one before
  * the last is plan.growth times the next: fewer, bigger chunks, as a launch then
  * costs the program's thread 20 to 40 us (measured on the H100 with PyTorch,
@@ -289,7 +280,7 @@ static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct a
     }
     for (int k = 0; k < m; k++) {
         memcpy(c->base + t->ops[c->begin + k].args_off, views[k].args, views[k].args_len);
-        c->seen[k][0] = args_hash(views[k].args, views[k].args_len);
+        c->seen[k][0] = ag_args_hash(views[k].args, views[k].args_len);
     }
     t0 = ag_now_us();
     rc = ag_eng.be->build(views, m, c->nslots, &c->graph, c->nodes);
@@ -302,7 +293,7 @@ static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct a
     return 0;
 }
 
-static int new_variant(struct ag_chunk *c)
+int ag_chunk_new_variant(struct ag_chunk *c)
 {
     struct ag_variant *v = &c->variants[c->nvariants];
     double t0 = ag_now_us();
@@ -338,7 +329,7 @@ int ag_chunk_instantiate(struct ag_template *t, int chunk)
     struct ag_chunk *c = &t->chunks[chunk];
     int rc;
     drop_variants(c);
-    rc = new_variant(c);
+    rc = ag_chunk_new_variant(c);
     if (rc == 0)
         ag_introspect_instantiated(t, chunk, 0);
     return rc;
@@ -587,208 +578,4 @@ int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *
         retired++;
     }
     return retired;
-}
-
-/* ---- replaying a chunk --------------------------------------------------------- */
-
-/* Whether op i of chunk c is a node that variant v would patch to hold `args`. */
-static int needs_patch(const struct ag_template *t, const struct ag_chunk *c,
-                       const struct ag_variant *v, const unsigned char *args, int i)
-{
-    const struct ag_top *top = &t->ops[i];
-    return top->args_len != 0 && c->nodes[i - c->begin] != NULL &&
-           memcmp(v->args + top->args_off, args + top->args_off, top->args_len) != 0;
-}
-
-/* How many nodes variant v would patch to hold `args`, counted up to limit + 1. */
-static int patch_cost(const struct ag_template *t, const struct ag_chunk *c,
-                      const struct ag_variant *v, const unsigned char *args, int limit)
-{
-    int cost = 0;
-    for (int i = c->begin; i < c->end && cost <= limit; i++)
-        cost += needs_patch(t, c, v, args, i);
-    return cost;
-}
-
-/* 1 when op i of chunk c had the bytes `args` (all the chunk's) lately, one of its
- * last AG_OP_SEEN distinct values; else 0, and they become its latest. */
-static int op_args_recur(const struct ag_template *t, struct ag_chunk *c, int i,
-                         const unsigned char *args)
-{
-    const struct ag_top *top = &t->ops[i];
-    uint64_t h = args_hash(args + top->args_off, top->args_len);
-    uint64_t *seen = c->seen[i - c->begin];
-    for (int k = 0; k < AG_OP_SEEN; k++)
-        if (seen[k] == h)
-            return 1;
-    memmove(seen + 1, seen, (AG_OP_SEEN - 1) * sizeof *seen);
-    seen[0] = h;
-    return 0;
-}
-
-/* Of the nodes variant v would patch, how many take args they had lately: patches
- * that a variant of their own would save when the program alternates arg sets. */
-static int recurring_patches(const struct ag_template *t, struct ag_chunk *c,
-                             const struct ag_variant *v, const unsigned char *args)
-{
-    int n = 0;
-    for (int i = c->begin; i < c->end; i++)
-        if (needs_patch(t, c, v, args, i))
-            n += op_args_recur(t, c, i, args);
-    return n;
-}
-
-/* The variants of chunk c, least recently used first, into order[]. */
-static void variants_by_age(const struct ag_chunk *c, int *order)
-{
-    for (int v = 0; v < c->nvariants; v++) {
-        int k = v;
-        for (; k > 0 && c->variants[order[k - 1]].used > c->variants[v].used; k--)
-            order[k] = order[k - 1];
-        order[k] = v;
-    }
-}
-
-/* The variant to launch `args` with: one that holds them already (*exact set), else
- * the closest (fewest nodes to patch; of equals, the least recently used).  Looked
- * at least recently used first: where arg sets cycle, that one is the closest, and
- * counting the others' patches stops as soon as they need more.  When the closest
- * would patch nodes back to args they had lately, the chunk asks for a new variant,
- * made at its next launch (unless the closest is such a one, never launched).  Run
- * as the chunk is fired (on the launcher thread, where there is one): the chunk's
- * variants and seen hashes are the launch's own data until it is collected. */
-static struct ag_variant *pick_variant(const struct ag_template *t, struct ag_chunk *c,
-                                       const unsigned char *args, int *exact)
-{
-    int order[64], best = 0, best_cost = c->end - c->begin + 1;   /* 64: config.c caps VARIANTS */
-
-    *exact = 1;
-    for (int v = 0; v < c->nvariants; v++)
-        if (memcmp(c->variants[v].args, args, c->args_len) == 0)
-            return &c->variants[v];
-    *exact = 0;
-    if (c->nvariants > 1) {          /* one: it is the closest, nothing to count */
-        variants_by_age(c, order);
-        for (int k = 0; k < c->nvariants; k++) {
-            int cost = patch_cost(t, c, &c->variants[order[k]], args, best_cost - 1);
-            if (cost < best_cost)
-                best = order[k], best_cost = cost;
-        }
-    }
-    if (c->variants[best].used != 0 && c->nvariants < ag_eng.p.max_variants &&
-        recurring_patches(t, c, &c->variants[best], args) > 0)
-        c->want_variant = 1;         /* made at the chunk's next launch (prepare) */
-    return &c->variants[best];
-}
-
-/* AUTOGRAPH_LOG=debug: which op of graph t a replay patched, and the first 8 bytes
- * that changed (a pointer that moved, a scalar that counts): why a window is patched. */
-static void log_patch(const struct ag_template *t, int op, const unsigned char *was,
-                      const unsigned char *now, uint32_t len)
-{
-    uint32_t at = 0, n;
-    uint64_t a = 0, b = 0;
-    if (!ag_log_enabled(AG_LOG_DEBUG))
-        return;
-    while (at < len && was[at] == now[at])
-        at++;
-    at &= ~7u;
-    n = len - at < 8 ? len - at : 8;
-    memcpy(&a, was + at, n);
-    memcpy(&b, now + at, n);
-    ag_log(AG_LOG_DEBUG, "graph %u: op %d (kind %u, %u arg bytes) patched at byte %u: "
-           "%#llx -> %#llx", t->id, op, t->ops[op].kind, len, at,
-           (unsigned long long)a, (unsigned long long)b);
-}
-
-/* Patches job->v to job->args, node by node where they differ, counting into the
- * job.  An op without a node (an event wait the graph makes with an edge) only takes
- * the new bytes. */
-static int patch_variant(struct ag_launch *job)
-{
-    const struct ag_template *t = job->t;
-    const struct ag_chunk *c = job->c;
-    const unsigned char *args = job->args;
-    struct ag_variant *v = job->v;
-    for (int i = c->begin; i < c->end; i++) {
-        const struct ag_top *top = &t->ops[i];
-        void *node = c->nodes[i - c->begin];
-        struct ag_op view;
-        int rc;
-        if (top->args_len == 0 ||
-            memcmp(v->args + top->args_off, args + top->args_off, top->args_len) == 0)
-            continue;
-        if (node != NULL) {
-            ag_template_op_view(t, i, args + top->args_off, &view);
-            log_patch(t, i, v->args + top->args_off, args + top->args_off, top->args_len);
-            rc = ag_eng.be->patch(v->exec, node, &view);
-            if (rc != 0)
-                return rc;
-            if (ag_is_event_op(top->kind))
-                job->repointed++;
-            else
-                job->patches++;
-        }
-        memcpy(v->args + top->args_off, args + top->args_off, top->args_len);
-    }
-    return 0;
-}
-
-/* Readies the launch of chunk c with `args` (its ops' args, laid out as in c->base)
- * on the streams that the replay mapped to the template's slots: the chunk is
- * instantiated if it was not yet, and gets the new variant its last launch asked
- * for.  Its variant is picked when it is fired: comparing the args with the
- * variants' reads kilobytes the program's thread no longer has in its caches.
- * Under the engine lock.  0 or the error. */
-int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
-                     const uintptr_t *slot_key, struct ag_launch *job)
-{
-    int chunk = (int)(c - t->chunks), rc;
-
-    if (c->nvariants == 0 && (rc = ag_chunk_instantiate(t, chunk)) != 0)
-        return rc;                   /* AUTOGRAPH_KEEP_GRAPH: instantiated at first use */
-    if (c->want_variant) {
-        c->want_variant = 0;
-        if (c->nvariants < ag_eng.p.max_variants && new_variant(c) == 0)
-            ag_introspect_instantiated(t, chunk, c->nvariants - 1);
-    }
-    memset(job, 0, sizeof *job);
-    job->t = t;
-    job->c = c;
-    job->args = args;
-    for (int k = 0; k < c->nslots; k++)
-        job->streams[k] = slot_key[c->slots[k]];
-    job->used = ++ag_eng.clock;
-    t->used = job->used;
-    return 0;
-}
-
-/* Patches and launches a prepared chunk, on any thread; what it did and its result
- * go into the job. */
-void ag_chunk_fire(struct ag_launch *job)
-{
-    double t0, t1;
-    job->v = pick_variant(job->t, job->c, job->args, &job->exact);
-    job->v->used = job->used;
-    t0 = ag_now_us();                /* patch_us counts the patches alone, as before */
-    job->rc = job->exact ? 0 : patch_variant(job);   /* exact: no op to look at */
-    t1 = ag_now_us();
-    job->patch_us = t1 - t0;
-    if (job->rc == 0)
-        job->rc = ag_eng.be->launch(job->v->exec, job->streams, job->c->nslots);
-    job->launch_us = ag_now_us() - t1;
-}
-
-/* Counts a fired launch into the summary, under the engine lock.  Its result. */
-int ag_chunk_count(const struct ag_launch *job)
-{
-    ag_eng.s.patches += job->patches;
-    ag_eng.s.events_repointed += job->repointed;
-    ag_eng.s.patch_us += job->patch_us;
-    ag_eng.s.chunk_launch_us += job->launch_us;
-    if (job->rc == 0) {
-        ag_eng.s.chunk_launches++;
-        ag_eng.s.launches_graphed += job->c->kernels;
-    }
-    return job->rc;
 }

@@ -1,8 +1,8 @@
-/* engine_skim.c -- record, the cheapest way: skimming, where nothing has repeated
+/* record_skim.c -- record, the cheapest way: skimming, where nothing has repeated
  * for a long while.
  *
  * After AUTOGRAPH_SKIM_AFTER more sync-delimited windows in a row that differed
- * while recorded light (engine_light.c), a single-threaded program's ops are no
+ * while recorded light (record_light.c), a single-threaded program's ops are no
  * longer appended to the window at all: each one is folded into a fingerprint of
  * the window (a per-thread batch, folded under the lock every SKIM_BATCH ops and
  * before anything else the thread does in the engine).  A kernel launch is folded
@@ -60,7 +60,7 @@ void ag_skim_drain(void)
         ag_skim_stop("no window ended in a long run of skimmed ops");
 }
 
-/* After a light window that differed (engine_light.c): skim from the next op? */
+/* After a light window that differed (record_light.c): skim from the next op? */
 void ag_skim_choose(void)
 {
     int after = ag_eng.p.skim_after;

@@ -1,15 +1,15 @@
-/* engine_introspect.h -- introspection: what the engine shows of its graphs, and the
- * events it reports while building them (engine_introspect.c, engine_hooks.c,
- * engine_cache.c, engine_dump.c).  No CUDA types.
+/* report_introspect.h -- report: what the engine shows of its graphs, and the
+ * events it reports while building them (report_introspect.c, engine_hooks.c,
+ * build_cache.c, report_dump.c).  No CUDA types.
  *
- *   events    engine_template.c reports a chunk captured (before instantiation) and
+ *   events    build_template.c reports a chunk captured (before instantiation) and
  *             an executable instantiated: hooks run, AUTOGRAPH_DEBUG_DUMP writes
  *             files, the cache bounds are applied
  *   queries   the functions behind include/autograph.h (api.c calls them with the
  *             engine lock held, or from inside a hook where this thread holds it)
  */
-#ifndef AG_ENGINE_INTROSPECT_H
-#define AG_ENGINE_INTROSPECT_H
+#ifndef AG_REPORT_INTROSPECT_H
+#define AG_REPORT_INTROSPECT_H
 
 #include <autograph.h>
 #include <stddef.h>
@@ -22,7 +22,7 @@ struct ag_template;
 void ag_introspect_captured(struct ag_template *t, int chunk);
 void ag_introspect_instantiated(struct ag_template *t, int chunk, int variant);
 /* Replaces a chunk's executables by one made from its graph as it is now, and
- * reports it (engine_template.c); 0 or the backend's error. */
+ * reports it (build_template.c); 0 or the backend's error. */
 int ag_chunk_instantiate(struct ag_template *t, int chunk);
 
 /* ---- hooks (engine_hooks.c) */
@@ -34,11 +34,11 @@ void ag_hooks_fire(enum ag_hook_kind kind, const autograph_graph_event *event);
 int ag_in_hook(void);                /* this thread runs a hook now */
 void ag_step_aside(int delta);       /* +1 / -1 around a hook or backend introspection */
 
-/* ---- cache bounds (engine_cache.c) */
+/* ---- cache bounds (build_cache.c) */
 size_t ag_chunk_exec_bytes(int ops, size_t args_len);   /* one executable, estimated */
 void ag_cache_enforce(struct ag_template *keep);
 
-/* ---- AUTOGRAPH_DEBUG_DUMP (engine_dump.c) */
+/* ---- AUTOGRAPH_DEBUG_DUMP (report_dump.c) */
 void ag_dump_setup(const char *dir);  /* NULL: off; an unusable folder: one line, off */
 void ag_dump_graphs_setup(const char *dir);   /* AUTOGRAPH_TRACE's folder: JSON only */
 void ag_dump_program_graph(const char *json);  /* the program's own, into that folder */
@@ -46,11 +46,11 @@ void ag_dump_captured(const struct ag_template *t, int chunk);
 void ag_dump_instantiated(const struct ag_template *t, int chunk, int variant);
 
 /* ---- the backend's introspection entries, the engine stepping aside meanwhile
- * (engine_introspect.c): the backend's result, or AUTOGRAPH_ERR_UNSUPPORTED */
+ * (report_introspect.c): the backend's result, or AUTOGRAPH_ERR_UNSUPPORTED */
 int ag_backend_graph_data(void *graph, void *exec, char **json);
 int ag_backend_dump_dot(void *graph, const char *path, int verbose);
 
-/* ---- queries (engine_introspect.c): AUTOGRAPH_* result codes */
+/* ---- queries (report_introspect.c): AUTOGRAPH_* result codes */
 int ag_introspect_lock(void);        /* takes the engine lock unless in a hook; 1: taken */
 void ag_introspect_unlock(int taken);
 void ag_introspect_pause(int paused);
