@@ -141,7 +141,7 @@ static int backend_issue(const struct ag_op *op)
     rc = ag_cuda_enter_context((CUcontext)op->ctx, &pushed);
     if (rc == CUDA_SUCCESS) {
         raise_smem_limits(&raised, op, 1);
-        rc = ag_record_issue(op, ag_stream_handle(op->stream));
+        rc = ag_cuda_issue(op, ag_stream_handle(op->stream));
         ag_smem_restore(&raised);
     }
     ag_cuda_leave_context(pushed);
@@ -218,7 +218,7 @@ static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct nod
         }
         return CUDA_SUCCESS;                 /* implied by the chunk order */
     default:
-        rc = ag_record_issue(op, s);
+        rc = ag_cuda_issue(op, s);
         return rc ? rc : keep_node(op, s, node);
     }
 }

@@ -1,6 +1,7 @@
 /* backend_cuda.h -- what the files of the CUDA backend share: the DRIVER macro, the
- * context helpers (backend_cuda.c) and the stream joins around a chunk launch
- * (backend_cuda_join.c), which the intercept layer also calls (ag_join_settle).
+ * context helpers (backend_cuda.c), an op's call made again (backend_cuda_issue.c)
+ * and the stream joins around a chunk launch (backend_cuda_join.c), which the
+ * intercept layer also calls (ag_join_settle).
  * Include after <cuda.h> (internal mode).
  */
 #ifndef AG_BACKEND_CUDA_H
@@ -25,6 +26,10 @@
 /* Makes ctx current for a while (pushed: whether leave_context must pop it). */
 CUresult ag_cuda_enter_context(CUcontext ctx, int *pushed);
 void ag_cuda_leave_context(int pushed);
+
+/* backend_cuda_issue.c.  Makes op's call again, on `stream` (a stream handle, not a
+ * key); the driver's result. */
+CUresult ag_cuda_issue(const struct ag_op *op, CUstream stream);
 
 /* backend_cuda_join.c.  The events the joins use, made in ctx (the backend's one
  * context) once; 0 or the error. */

@@ -2,8 +2,9 @@
  *
  * Pipeline, one file prefix per stage, engine.c coordinating:
  *   intercept  intercept_*.c: the CUDA entry points
- *   record     record_ops.c makes a struct ag_op; record_window.c appends it to the
- *              window, record_light.c and record_skim.c where nothing repeats
+ *   record     record_ops.c and record_kernel.c make a struct ag_op; record_window.c
+ *              appends it to the window, record_light.c and record_skim.c where
+ *              nothing repeats
  *   match      match_replay.c: incoming ops against a template, held back
  *   build      build_template.c (templates, chunks, executables), build_tune.c,
  *              build_cache.c, through a struct ag_backend

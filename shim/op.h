@@ -1,11 +1,11 @@
 /* op.h -- one unit of recorded device work, as the engine sees it.
  *
- * The interception layer (record_ops.c, which knows CUDA) turns every call it can
- * defer into a struct ag_op: what kind of work it is, the stream it goes to, its
- * identity bytes ("shape": function, grid, block, sizes, ...) and its parameter bytes
- * ("args": kernel arguments, copy and memset addresses, the event of a record or
- * wait).  The engine compares shapes to find repeats and args to decide what to
- * patch; it never looks inside either.
+ * The interception layer (record_ops.c and record_kernel.c, which know CUDA) turns
+ * every call it can defer into a struct ag_op: what kind of work it is, the stream it
+ * goes to, its identity bytes ("shape": function, grid, block, sizes, ...) and its
+ * parameter bytes ("args": kernel arguments, copy and memset addresses, the event of
+ * a record or wait).  The engine compares shapes to find repeats and args to decide
+ * what to patch; it never looks inside either.
  * No CUDA types here: the engine and its unit tests include this header.
  */
 #ifndef AG_OP_H

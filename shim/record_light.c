@@ -13,7 +13,7 @@
  * when it fills, and before anything else the thread does in the engine (every
  * locked entry point drains it first: order is kept).  An op that could start a
  * template (a 64-bit filter of the templates' first-op hashes says "maybe") takes
- * the locked path.  Kernel launches take an even shorter way (record_ops.c,
+ * the locked path.  Kernel launches take an even shorter way (record_kernel.c,
  * ag_record_light_kernel): hashed from the call's arguments, no recorder at all.
  * Where windows keep differing even longer, ops are only skimmed (record_skim.c).
  */

@@ -1,10 +1,10 @@
-/* record_ops.h -- record: turning driver calls into struct ag_op, and back.
+/* record_ops.h -- record: turning driver calls into struct ag_op.
  *
- * The recorders (one per kind of call in record_points.def) copy what identifies a
- * call (its shape) and what parameterizes it (its args) into a per-thread scratch
- * buffer and fill a struct ag_op that points into it; the engine copies what it
- * keeps.  ag_record_issue makes the call again from an op, on its own stream or on
- * another one (the backend's capture streams).
+ * The recorders (one per kind of call in record_points.def; record_ops.c, kernels in
+ * record_kernel.c) copy what identifies a call (its shape) and what parameterizes it
+ * (its args) into a per-thread scratch buffer and fill a struct ag_op that points
+ * into it; the engine copies what it keeps.  The shapes' layouts are below: the CUDA
+ * backend reads them back to make the call again (backend_cuda_issue.c).
  */
 #ifndef AG_RECORD_OPS_H
 #define AG_RECORD_OPS_H
@@ -62,9 +62,6 @@ int ag_record_fast_event(int entry, int kind, CUevent event, CUstream stream,
 /* The calling thread's current context (cached until a call may change it). */
 uintptr_t ag_record_current_context(void);
 
-/* Makes op's call again, on `stream` (a stream handle, not a key). */
-CUresult ag_record_issue(const struct ag_op *op, CUstream stream);
-
 /* The stream handle that a key stands for. */
 CUstream ag_stream_handle(uintptr_t key);
 
@@ -78,8 +75,19 @@ struct ag_kernel_args {
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka);
 void ag_kernel_args_close(struct ag_kernel_args *ka);
 
-/* Shapes and args of the non-kernel kinds (read by the backend to patch). */
+/* Shapes and args as the recorders write them (read by the backend to patch and to
+ * issue).  A kernel's shape is followed by nattrs attribute records, its args are its
+ * parameter bytes (form AG_FORM_PARAMS: laid out as op->layout says) or the caller's
+ * packed buffer (AG_FORM_EXTRA). */
+struct ag_kernel_shape {
+    uint64_t func;
+    uint32_t grid[3], block[3], smem, form, args_len, nattrs;
+};
+enum { AG_FORM_PARAMS, AG_FORM_EXTRA };
+struct ag_attr_record { uint32_t id, pad; unsigned char value[sizeof(CUlaunchAttributeValue)]; };
+struct ag_memset_shape { uint64_t count; uint32_t elem, pad; };
 struct ag_memset_args { uint64_t dst; uint32_t value, pad; };
+struct ag_copy_shape { uint64_t bytes; uint32_t dst_type, src_type; };
 struct ag_copy_args { uint64_t dst, src; };
 
 /* Functions of the driver that are not wrapped entry points, resolved by name

@@ -1,0 +1,102 @@
+/* backend_cuda_issue.c -- the CUDA backend: an op's call made again, from its
+ * recorded shape and args, on its own stream or on another one (the backend's
+ * capture streams), through the real driver entry point it was recorded at.
+ */
+#include <cuda.h>
+
+#include "backend_cuda.h"
+#include "driver.h"
+#include "entry_points.h"
+#include "record_ops.h"
+
+#include <string.h>
+
+static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
+{
+    const struct ag_kernel_shape *ks = (const void *)op->shape;
+    struct ag_kernel_args ka;
+    CUresult rc = ag_kernel_args_open(op, &ka);
+
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (ks->nattrs == 0 && (op->entry == AG_EP_cuLaunchKernel || op->entry == AG_EP_cuLaunchKernel_ptsz)) {
+        __typeof__(&cuLaunchKernel) launch = ag_real_fn(op->entry);
+        rc = launch((CUfunction)(uintptr_t)ks->func, ks->grid[0], ks->grid[1], ks->grid[2],
+                    ks->block[0], ks->block[1], ks->block[2], ks->smem, stream,
+                    ka.params, ka.extra);
+    } else {
+        __typeof__(&cuLaunchKernelEx) launch = ag_real_fn(op->entry);
+        CUlaunchAttribute attrs[16];
+        const struct ag_attr_record *r = (const void *)(op->shape + sizeof *ks);
+        CUlaunchConfig cfg = {
+            .gridDimX = ks->grid[0], .gridDimY = ks->grid[1], .gridDimZ = ks->grid[2],
+            .blockDimX = ks->block[0], .blockDimY = ks->block[1], .blockDimZ = ks->block[2],
+            .sharedMemBytes = ks->smem, .hStream = stream, .attrs = attrs,
+            .numAttrs = ks->nattrs < 16 ? ks->nattrs : 16,
+        };
+        for (unsigned a = 0; a < cfg.numAttrs; a++) {
+            memset(&attrs[a], 0, sizeof attrs[a]);
+            attrs[a].id = (CUlaunchAttributeID)r[a].id;
+            memcpy(&attrs[a].value, r[a].value, sizeof attrs[a].value);
+        }
+        rc = launch(&cfg, (CUfunction)(uintptr_t)ks->func, ka.params, ka.extra);
+    }
+    ag_kernel_args_close(&ka);
+    return rc;
+}
+
+static CUresult issue_memset(const struct ag_op *op, CUstream stream)
+{
+    const struct ag_memset_shape *ms = (const void *)op->shape;
+    struct ag_memset_args ma;             /* copied: a chunk packs args unaligned */
+    void *fn = ag_real_fn(op->entry);
+    memcpy(&ma, op->args, sizeof ma);
+    switch (ms->elem) {
+    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma.dst, (unsigned char)ma.value, ms->count, stream);
+    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma.dst, (unsigned short)ma.value, ms->count, stream);
+    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma.dst, ma.value, ms->count, stream);
+    }
+}
+
+static CUresult issue_copy(const struct ag_op *op, CUstream stream)
+{
+    const struct ag_copy_shape *cs = (const void *)op->shape;
+    struct ag_copy_args ca;               /* copied: a chunk packs args unaligned */
+    void *fn = ag_real_fn(op->entry);
+    memcpy(&ca, op->args, sizeof ca);
+    switch (op->entry) {
+    case AG_EP_cuMemcpyHtoDAsync_v2:
+    case AG_EP_cuMemcpyHtoDAsync_v2_ptsz:
+        return ((__typeof__(&cuMemcpyHtoDAsync))fn)(ca.dst, (const void *)(uintptr_t)ca.src,
+                                                   cs->bytes, stream);
+    case AG_EP_cuMemcpyDtoHAsync_v2:
+    case AG_EP_cuMemcpyDtoHAsync_v2_ptsz:
+        return ((__typeof__(&cuMemcpyDtoHAsync))fn)((void *)(uintptr_t)ca.dst, ca.src,
+                                                   cs->bytes, stream);
+    default:   /* cuMemcpyAsync and cuMemcpyDtoDAsync share this prototype */
+        return ((__typeof__(&cuMemcpyAsync))fn)(ca.dst, ca.src, cs->bytes, stream);
+    }
+}
+
+CUresult ag_cuda_issue(const struct ag_op *op, CUstream stream)
+{
+    void *fn = ag_real_fn(op->entry);
+    if (fn == NULL)
+        return CUDA_ERROR_NOT_FOUND;
+    switch (op->kind) {
+    case AG_OP_KERNEL:
+        return issue_kernel(op, stream);
+    case AG_OP_MEMSET:
+        return issue_memset(op, stream);
+    case AG_OP_MEMCPY:
+        return issue_copy(op, stream);
+    case AG_OP_EVENT_RECORD:
+        if (op->entry == AG_EP_cuEventRecord || op->entry == AG_EP_cuEventRecord_ptsz)
+            return ((__typeof__(&cuEventRecord))fn)((CUevent)op->event, stream);
+        return ((__typeof__(&cuEventRecordWithFlags))fn)((CUevent)op->event, stream, 0);
+    case AG_OP_EVENT_WAIT:
+        return ((__typeof__(&cuStreamWaitEvent))fn)(stream, (CUevent)op->event, 0);
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
