@@ -58,24 +58,17 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
                 (o->stream == AG_STREAM_LEGACY || o->stream == AG_STREAM_PER_THREAD) ? o->stream : 0;
             t->nslots++;
         }
+        top->id = o->id;
         top->slot = (unsigned char)tslot_of[o->slot];
         top->link = AG_LINK_EXTERNAL;
         if (o->kind == AG_OP_EVENT_WAIT && o->link_back && o->link_back <= (uint32_t)i) {
             top->link = i - (int)o->link_back;
             back = o->link_back;
         }
-        top->hash = o->hash;
         top->key = ag_hash_mix(ag_hash_mix(o->hash, top->slot), back);
-        top->event = o->event;
-        top->stream = o->stream;
-        top->layout = o->layout;
-        top->entry = o->entry;
-        top->kind = o->kind;
-        top->shape_len = o->shape_len;
         top->shape_off = shape_used;
         memcpy(t->shapes + shape_used, w->arena + o->shape_off, o->shape_len);
         shape_used += (o->shape_len + 7u) & ~7u;
-        top->args_len = o->args_len;
         t->kernels += o->kind == AG_OP_KERNEL;
         t->hash = ag_hash_mix(t->hash, top->key);
     }
@@ -88,20 +81,8 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
                          struct ag_op *out)
 {
     const struct ag_top *top = &t->ops[i];
-    memset(out, 0, sizeof *out);
-    out->kind = top->kind;
-    out->entry = top->entry;
-    out->slot = top->slot;
-    out->link = top->link;
-    out->stream = top->stream;
-    out->event = top->event;
-    out->ctx = t->ctx;
-    out->layout = top->layout;
-    out->shape_len = top->shape_len;
-    out->shape = t->shapes + top->shape_off;
-    out->args_len = top->args_len;
-    out->args = args;
-    out->hash = top->hash;
+    *out = (struct ag_op){ .id = top->id, .ctx = t->ctx, .shape = t->shapes + top->shape_off,
+                           .args = args };
     if (args && ag_is_event_op(top->kind) && top->args_len == sizeof(uint64_t)) {
         uint64_t event;
         memcpy(&event, args, sizeof event);     /* the event is an argument */

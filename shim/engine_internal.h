@@ -54,14 +54,12 @@ enum ag_skip {
 };
 
 struct ag_wop {                 /* one op of the window trace */
-    uint64_t hash;              /* the op's own hash (kind, entry, shape) */
+    AG_OP_ID;                   /* hash: the op's own (kind, entry, shape); slot: the
+                                 * window's own stream numbering */
     uint64_t key;               /* hash + slot + event link: what repeats compare */
-    uintptr_t stream, ctx, event;
-    const void *layout;
-    uint32_t shape_off, shape_len, args_off, args_len;   /* in the window arena */
+    uintptr_t ctx;
+    uint32_t shape_off, args_off;   /* in the window arena */
     uint32_t link_back;         /* EVENT_WAIT: ops back to its event's record; 0 none */
-    unsigned short entry;
-    unsigned char kind, slot;   /* slot: the window's own stream numbering */
     unsigned char held;         /* held back by a replay, not issued yet */
     unsigned char light;        /* recorded light: no shape or args in the arena */
 };
@@ -92,15 +90,13 @@ struct ag_window {              /* what every op appended touches, in two lines 
     struct ag_lastpos last[AG_LAST_SIZE];
 };
 
-struct ag_top {                 /* one op of a template */
-    uint64_t key, hash;
-    uintptr_t event, stream;    /* stream: the key it had when recorded */
-    const void *layout;
-    uint32_t shape_off, shape_len, args_off, args_len;   /* args_off: in its chunk */
-    int link;                   /* EVENT_WAIT: template index of its record, or external */
-    unsigned short entry;
-    unsigned char kind, slot;
+struct ag_top {                 /* one op of a template, a cache line */
+    AG_OP_ID;                   /* stream: the key it had when recorded; link: template
+                                 * index of an EVENT_WAIT's record, or external */
+    uint64_t key;
+    uint32_t shape_off, args_off;   /* args_off: in its chunk */
 };
+_Static_assert(sizeof(struct ag_top) <= 64, "a template op fills one cache line");
 
 struct ag_variant {
     void *exec;

@@ -37,22 +37,36 @@ static inline int ag_is_event_op(int kind)
 #define AG_LINK_EXTERNAL (-1)  /* the event's record is not in this graph: external wait */
 #define AG_LINK_IMPLIED  (-2)  /* recorded in an earlier chunk, on its stream: nothing to wait for */
 
+/* An op's identity, as the three forms of an op keep it: the op a recorder fills
+ * (struct ag_op), an op of the window (struct ag_wop) and an op of a template
+ * (struct ag_top, engine_internal.h).  Each embeds it as `id` and copies it by
+ * assignment; the same fields are also members of an anonymous struct beside it
+ * (AG_OP_ID), so that op->hash and op->id.hash name the same bytes.  No padding: with
+ * a template op's key and offsets it fills one cache line. */
+#define AG_OP_ID_FIELDS \
+    uint64_t hash;               /* of kind, entry and shape */ \
+    uintptr_t stream;            /* stream key */ \
+    uintptr_t event;             /* EVENT_*: the program's event */ \
+    const void *layout;          /* KERNEL: the backend's parameter layout of the function */ \
+    uint32_t shape_len, args_len; \
+    int link;                    /* EVENT_WAIT at build: index of its record op, or \
+                                  * AG_LINK_* (a window op's is unused: link_back) */ \
+    unsigned short entry;        /* AG_EP_ id of the entry point the program called */ \
+    unsigned char kind;          /* enum ag_op_kind */ \
+    unsigned char slot;          /* stream slot (window's or graph's, set by the engine) */
+struct ag_op_id { AG_OP_ID_FIELDS };
+#define AG_OP_ID union { struct ag_op_id id; struct { AG_OP_ID_FIELDS }; }
+
 struct ag_op {
-    unsigned char kind;          /* enum ag_op_kind */
-    unsigned short entry;        /* AG_EP_ id of the entry point the program called */
-    unsigned char slot;          /* stream slot within a graph (set by the engine) */
-    unsigned char light;         /* recorded light: identity only, no args, ctx unknown (0) */
-    int link;                    /* EVENT_WAIT at build: index of its record op, or AG_LINK_* */
-    uintptr_t stream;            /* stream key */
+    AG_OP_ID;
     uintptr_t ctx;               /* context current at the call */
-    uintptr_t event;             /* EVENT_*: the program's event */
-    const void *layout;          /* KERNEL: the backend's parameter layout of the function */
-    uint32_t shape_len, args_len;
     const unsigned char *shape;  /* identity bytes: compared exactly */
     const unsigned char *args;   /* parameter bytes: patched when they change */
-    uint64_t hash;               /* of kind, entry and shape */
     const char *reject;          /* set by a recorder that cannot record this call */
+    unsigned char light;         /* recorded light: identity only, no args, ctx unknown (0) */
 };
+_Static_assert(sizeof(struct ag_op_id) == sizeof(uint64_t) + 3 * sizeof(uintptr_t) + 16,
+               "struct ag_op_id has no padding");
 
 /* Thread-local storage of the shim: initial-exec, as the library is preloaded (the
  * general-dynamic default costs a __tls_get_addr call on every access). */

@@ -168,10 +168,7 @@ void ag_window_forget_event(struct ag_window *w, uintptr_t event)
 /* The op's shape and args go to the arena, unless it was recorded light. */
 static void keep_bytes(struct ag_window *w, struct ag_wop *o, const struct ag_op *op)
 {
-    o->layout = op->layout;
-    o->shape_len = op->shape_len;
     o->shape_off = put(w, op->shape, op->shape_len);
-    o->args_len = op->args_len;
     o->args_off = put(w, op->args, op->args_len);
 }
 
@@ -198,18 +195,14 @@ struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
     else if (!op->light && op->ctx != w->ctx)
         mark(w, AG_SKIP_CONTEXT);
     o = &w->ops[w->n];
-    memset(o, 0, sizeof *o);
-    o->hash = op->hash;
-    o->stream = op->stream;
-    o->ctx = op->ctx;
-    o->event = op->event;
-    o->entry = op->entry;
-    o->kind = op->kind;
-    o->light = op->light;
-    if (op->light)
+    *o = (struct ag_wop){ .id = op->id, .ctx = op->ctx, .light = op->light };
+    if (op->light) {
+        o->layout = NULL;               /* no bytes kept: none to read back */
+        o->shape_len = o->args_len = 0;
         w->full_from = w->n + 1;
-    else
+    } else {
         keep_bytes(w, o, op);
+    }
     link_events(w, o);
     return append_end(w, o);
 }
@@ -250,20 +243,9 @@ struct ag_wop *ag_window_append_held_event(struct ag_window *w, const struct ag_
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out)
 {
     const struct ag_wop *o = &w->ops[i];
-    memset(out, 0, sizeof *out);
-    out->kind = o->kind;
-    out->entry = o->entry;
-    out->slot = o->slot;
+    *out = (struct ag_op){ .id = o->id, .ctx = o->ctx, .shape = w->arena + o->shape_off,
+                           .args = w->arena + o->args_off };
     out->link = AG_LINK_EXTERNAL;
-    out->stream = o->stream;
-    out->ctx = o->ctx;
-    out->event = o->event;
-    out->layout = o->layout;
-    out->shape_len = o->shape_len;
-    out->args_len = o->args_len;
-    out->shape = w->arena + o->shape_off;
-    out->args = w->arena + o->args_off;
-    out->hash = o->hash;
 }
 
 /* ---- period detection --------------------------------------------------------- */
