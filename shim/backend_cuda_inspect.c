@@ -16,6 +16,7 @@
 #include "backend_cuda_inspect.h"
 
 #include "cupti_ids.h"
+#include "json_escape.h"
 #include "log.h"
 #include "record_ops.h"
 
@@ -127,6 +128,12 @@ static void put(struct text *t, const char *fmt, ...)
     }
 }
 
+static void put_escaped(void *t, const char *bytes, size_t n)
+{
+    put(t, "%.*s", (int)n, bytes);
+}
+
+/* A JSON string (NULL: null). */
 static void put_string(struct text *t, const char *s)
 {
     if (s == NULL) {
@@ -134,15 +141,7 @@ static void put_string(struct text *t, const char *s)
         return;
     }
     put(t, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            put(t, "\\%c", ch);
-        else if (ch < 0x20)
-            put(t, "\\u%04x", ch);
-        else
-            put(t, "%c", ch);
-    }
+    ag_json_escape(s, put_escaped, t);
     put(t, "\"");
 }
 

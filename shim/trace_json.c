@@ -28,6 +28,7 @@
  * through stdio: a forked child that exits cannot flush the parent's half-written buffer.
  */
 #include "trace_json.h"
+#include "json_escape.h"
 
 #ifdef AG_HAVE_CUPTI
 #include <errno.h>
@@ -95,24 +96,18 @@ static void put(const char *fmt, ...)
         put_bytes(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_escaped(void *ctx, const char *bytes, size_t n)
+{
+    (void)ctx;
+    put_bytes(bytes, n);
+}
+
+/* A JSON string (NULL: the empty one). */
 static void put_string(const char *s)
 {
-    const char *run = s;
     put_bytes("\"", 1);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch != '"' && ch != '\\' && ch >= 0x20)
-            continue;
-        put_bytes(run, (size_t)(s - run));
-        if (ch == '"' || ch == '\\')
-            put("\\%c", ch);
-        else
-            put("\\u%04x", ch);
-        run = s + 1;
-    }
     if (s)
-        put_bytes(run, (size_t)(s - run));
+        ag_json_escape(s, put_escaped, NULL);
     put_bytes("\"", 1);
 }
 
