@@ -42,6 +42,7 @@ static uint64_t clock_ns(void)
     return ag_timing_now();
 }
 
+/* Not state: the clock, which the unit tests replace. */
 uint64_t (*ag_tune_clock)(void) = clock_ns;
 
 /* Candidate k: the configured plan, then 2x the first chunk (up to chunk_max)

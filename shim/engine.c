@@ -21,8 +21,8 @@
 struct ag_engine ag_eng __attribute__((aligned(64)));
 static struct ag_lock engine_lock = AG_LOCK_INIT;
 
+/* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 static AG_HOT int engine_running;
-static unsigned next_thread_id;
 AG_TLS struct ag_thread_hot ag_thread_hot __attribute__((aligned(64)));
 
 /* Takes the engine lock for the replay's fast path, which only holds ops: the calling
@@ -58,7 +58,7 @@ unsigned ag_thread_id(void)
 {
     unsigned *thread_id = &ag_thread_hot.thread_id;
     if (*thread_id == 0) {
-        *thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+        *thread_id = __atomic_add_fetch(&ag_eng.next_thread_id, 1, __ATOMIC_RELAXED);
         if (*thread_id > 1)           /* the light fast path is for one thread only */
             __atomic_store_n(&ag_light_gate, 0, __ATOMIC_RELAXED);
     }
@@ -67,7 +67,7 @@ unsigned ag_thread_id(void)
 
 unsigned ag_threads_seen(void)
 {
-    return __atomic_load_n(&next_thread_id, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ag_eng.next_thread_id, __ATOMIC_RELAXED);
 }
 
 double ag_now_us(void)
@@ -485,33 +485,33 @@ void ag_engine_drop_graphs(const char *why)
 
 /* ---- destroyed streams: a replay never maps one (the driver must see the call) -- */
 
-static uintptr_t dead_streams[AG_DEAD_STREAMS];
-static int dead_next, dead_count;
-
 void ag_stream_gone(uintptr_t stream)
 {
-    dead_streams[dead_next] = stream;
-    dead_next = (dead_next + 1) % AG_DEAD_STREAMS;
-    if (dead_count < AG_DEAD_STREAMS)    /* read unlocked by ag_engine_stream_created */
-        __atomic_store_n(&dead_count, dead_count + 1, __ATOMIC_RELAXED);
+    struct ag_dead_streams *d = &ag_eng.dead_streams;
+    d->ring[d->next] = stream;
+    d->next = (d->next + 1) % AG_DEAD_STREAMS;
+    if (d->count < AG_DEAD_STREAMS)      /* read unlocked by ag_engine_stream_created */
+        __atomic_store_n(&d->count, d->count + 1, __ATOMIC_RELAXED);
 }
 
 int ag_stream_is_dead(uintptr_t stream)
 {
-    for (int i = 0; i < dead_count; i++)
-        if (dead_streams[i] == stream)
+    const struct ag_dead_streams *d = &ag_eng.dead_streams;
+    for (int i = 0; i < d->count; i++)
+        if (d->ring[i] == stream)
             return 1;
     return 0;
 }
 
 void ag_engine_stream_created(uintptr_t stream)
 {
-    if (!ag_engine_running() || __atomic_load_n(&dead_count, __ATOMIC_RELAXED) == 0)
+    struct ag_dead_streams *d = &ag_eng.dead_streams;
+    if (!ag_engine_running() || __atomic_load_n(&d->count, __ATOMIC_RELAXED) == 0)
         return;
     ag_engine_lock();
-    for (int i = 0; i < dead_count; i++)
-        if (dead_streams[i] == stream)
-            dead_streams[i] = 0;         /* the handle is a live stream again */
+    for (int i = 0; i < d->count; i++)
+        if (d->ring[i] == stream)
+            d->ring[i] = 0;              /* the handle is a live stream again */
     ag_lock_give(&engine_lock);
 }
 

@@ -14,17 +14,6 @@
 #include "engine_internal.h"
 #include "report_introspect.h"
 
-struct hook {
-    autograph_hook_fn fn;            /* NULL: removed */
-    void *user;
-    autograph_hook_handle id;
-    enum ag_hook_kind kind;
-};
-
-static struct hook hooks[AUTOGRAPH_HOOKS_MAX];
-static int nhooks;
-static autograph_hook_handle last_id;
-
 int ag_in_hook(void)
 {
     return ag_thread_hot.hook_depth > 0;
@@ -41,35 +30,38 @@ void ag_step_aside(int delta)
 /* Drops removed entries, keeping the order (never while hooks run). */
 static void compact(void)
 {
+    struct ag_hooks *h = &ag_eng.hooks;
     int k = 0;
     if (ag_thread_hot.hook_depth)
         return;
-    for (int i = 0; i < nhooks; i++)
-        if (hooks[i].fn)
-            hooks[k++] = hooks[i];
-    nhooks = k;
+    for (int i = 0; i < h->n; i++)
+        if (h->list[i].fn)
+            h->list[k++] = h->list[i];
+    h->n = k;
 }
 
 int ag_hooks_add(enum ag_hook_kind kind, autograph_hook_fn fn, void *user,
                  autograph_hook_handle *handle)
 {
+    struct ag_hooks *h = &ag_eng.hooks;
     if (fn == NULL)
         return AUTOGRAPH_ERR_INVALID;
     compact();
-    if (nhooks == AUTOGRAPH_HOOKS_MAX)
+    if (h->n == AUTOGRAPH_HOOKS_MAX)
         return AUTOGRAPH_ERR_FULL;
-    hooks[nhooks] = (struct hook){ fn, user, ++last_id, kind };
+    h->list[h->n] = (struct ag_hook){ fn, user, ++h->last_id, kind };
     if (handle)
-        *handle = hooks[nhooks].id;
-    nhooks++;
+        *handle = h->list[h->n].id;
+    h->n++;
     return AUTOGRAPH_OK;
 }
 
 int ag_hooks_remove(autograph_hook_handle handle)
 {
-    for (int i = 0; i < nhooks; i++)
-        if (hooks[i].id == handle && hooks[i].fn) {
-            hooks[i].fn = NULL;
+    struct ag_hooks *h = &ag_eng.hooks;
+    for (int i = 0; i < h->n; i++)
+        if (h->list[i].id == handle && h->list[i].fn) {
+            h->list[i].fn = NULL;
             compact();
             return AUTOGRAPH_OK;
         }
@@ -78,13 +70,14 @@ int ag_hooks_remove(autograph_hook_handle handle)
 
 void ag_hooks_fire(enum ag_hook_kind kind, const autograph_graph_event *event)
 {
-    int n = nhooks;                  /* hooks added by a hook run from the next event */
+    struct ag_hooks *h = &ag_eng.hooks;
+    int n = h->n;                    /* hooks added by a hook run from the next event */
     if (n == 0)
         return;
     ag_step_aside(1);
     for (int i = 0; i < n; i++)
-        if (hooks[i].fn && hooks[i].kind == kind)
-            hooks[i].fn(event, hooks[i].user);
+        if (h->list[i].fn && h->list[i].kind == kind)
+            h->list[i].fn(event, h->list[i].user);
     ag_step_aside(-1);
     compact();
 }

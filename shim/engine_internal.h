@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <uthash.h>
 
+#include <autograph.h>   /* the hooks' types */
+
 #define AG_EVMAP_SIZE  256     /* distinct events in one window */
 #define AG_LAST_SIZE   4096    /* period detector's table of last positions */
 #define AG_PERIOD_MAX  4096    /* longest period looked for */
@@ -223,6 +225,75 @@ struct ag_recent {
     uint32_t last;              /* ag_eng.judged when last seen */
 };
 
+/* A chunk's launch: readied under the engine lock (ag_chunk_prepare), fired on any
+ * thread (ag_chunk_fire: the variant picked, the patches and the graph launch),
+ * counted under the lock again (ag_chunk_count).  Between the three only the
+ * launch's own data is touched: the job and its chunk's variants and seen hashes. */
+struct ag_launch {
+    struct ag_template *t;
+    struct ag_chunk *c;
+    struct ag_variant *v;       /* the executable it launches (picked when fired) */
+    const unsigned char *args;  /* the chunk's args: the replay's pending args */
+    uintptr_t streams[AG_MAX_SLOTS];   /* the chunk's slots' streams, launch slot first */
+    int exact;                  /* v holds args already: no node to patch */
+    uint64_t used;              /* the replay clock at its prepare: v's last use */
+    size_t win_from, win_to;    /* its ops in the window (issued eagerly if it fails) */
+    int rc;                     /* fired: 0 or the error */
+    unsigned long patches, repointed;
+    double patch_us, launch_us;
+};
+
+/* State of one file each, kept apart from the lines a held op reads. */
+#define AG_DEAD_STREAMS 32         /* destroyed stream handles remembered */
+struct ag_dead_streams {        /* engine.c: stream handles the program destroyed */
+    uintptr_t ring[AG_DEAD_STREAMS];
+    int next, count;            /* count: read unlocked by ag_engine_stream_created */
+};
+
+#define AG_DEAD_EVENTS 1024         /* destroyed handles remembered */
+#define AG_HELD_DESTROYS 16         /* destroys held at once; one more ends the window */
+struct ag_dead_event;
+struct ag_events {              /* replay_events.c: the program's event destroys */
+    struct ag_dead_event *dead;             /* by handle */
+    uintptr_t ring[AG_DEAD_EVENTS];         /* in destroy order: the oldest goes */
+    unsigned next;
+    unsigned count;             /* read unlocked by ag_engine_event_created */
+    uintptr_t held[AG_HELD_DESTROYS];       /* destroys held, in the program's order */
+    int nheld;
+};
+
+struct ag_hook {
+    autograph_hook_fn fn;       /* NULL: removed */
+    void *user;
+    autograph_hook_handle id;
+    unsigned kind;              /* enum ag_hook_kind (report_introspect.h) */
+};
+struct ag_hooks {               /* engine_hooks.c: the introspection hooks */
+    struct ag_hook list[AUTOGRAPH_HOOKS_MAX];
+    int n;
+    autograph_hook_handle last_id;
+};
+
+struct ag_dump {                /* report_dump.c: AUTOGRAPH_DEBUG_DUMP, the trace's graphs */
+    char dir[2048], graphs_dir[2048];
+    int on;
+    int graphs_on;              /* atomic: set by the tracer, read by any thread */
+    unsigned long graphs_written;   /* atomic */
+    int told[2];                /* a folder's first failure reported (dump, trace) */
+};
+
+struct ag_launcher {            /* replay_launcher.c: the launcher thread */
+    struct ag_launch job;       /* owned by the launcher from QUEUED to DONE */
+    int sleeping;               /* the launcher waits for a launch */
+    unsigned by_thread;         /* ag_thread_id of the thread that handed it off */
+    int started;                /* 0: not yet, 1: running, -1: cannot be */
+    int atfork_set;             /* the fork handler is registered */
+    uintptr_t ctx;              /* the launcher's current context */
+    int may_spin;               /* the process may run on SPIN_MIN_CPUS or more */
+};
+
+#define AG_EXPLAINED_SIZE 4096
+
 struct ag_engine {              /* a held op reads its first line, s's and w's first */
     int app_capturing;          /* the program's own captures in progress */
     const struct ag_backend *be;
@@ -242,12 +313,19 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
     struct ag_skim k;
+    unsigned next_thread_id;    /* engine.c: ag_thread_id's last */
+    struct ag_dead_streams dead_streams;
+    struct ag_events ev;
+    struct ag_hooks hooks;
+    struct ag_template *building;   /* report_introspect.c: built, not registered yet */
+    struct ag_dump dump;
+    uint64_t explained[AG_EXPLAINED_SIZE];   /* report_stats.c: (hash, code) pairs told */
+    struct ag_launcher launcher __attribute__((aligned(64)));  /* its thread's own lines */
 };
 
 extern struct ag_engine ag_eng;
 
 /* engine.c */
-#define AG_DEAD_STREAMS 32         /* destroyed stream handles remembered */
 void ag_stream_gone(uintptr_t stream);
 int ag_stream_is_dead(uintptr_t stream);
 void ag_engine_lock(void);          /* also drains the calling thread's light queue
@@ -320,23 +398,6 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
                          struct ag_op *out);
 
 /* replay_chunk.c */
-/* A chunk's launch: readied under the engine lock (ag_chunk_prepare), fired on any
- * thread (ag_chunk_fire: the variant picked, the patches and the graph launch),
- * counted under the lock again (ag_chunk_count).  Between the three only the
- * launch's own data is touched: the job and its chunk's variants and seen hashes. */
-struct ag_launch {
-    struct ag_template *t;
-    struct ag_chunk *c;
-    struct ag_variant *v;       /* the executable it launches (picked when fired) */
-    const unsigned char *args;  /* the chunk's args: the replay's pending args */
-    uintptr_t streams[AG_MAX_SLOTS];   /* the chunk's slots' streams, launch slot first */
-    int exact;                  /* v holds args already: no node to patch */
-    uint64_t used;              /* the replay clock at its prepare: v's last use */
-    size_t win_from, win_to;    /* its ops in the window (issued eagerly if it fails) */
-    int rc;                     /* fired: 0 or the error */
-    unsigned long patches, repointed;
-    double patch_us, launch_us;
-};
 int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                      const uintptr_t *slot_key, struct ag_launch *job);
 void ag_chunk_fire(struct ag_launch *job);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 AG_HOT int ag_replay_gate;
 
 /* Sets the replay under way (NULL: none).  Read unlocked by the light hint and, as

@@ -29,9 +29,12 @@ struct light_entry {
     unsigned char kind;
 };
 
+/* Outside ag_eng: each thread's own queue. */
 static AG_TLS struct light_entry queue[AG_LIGHT_BATCH];
 static AG_TLS int queued;
 
+/* Outside ag_eng: read unlocked by the interception layer's inline light path
+ * (engine.h), which does not see struct ag_engine; the gate in the AG_HOT line. */
 AG_HOT int ag_light_gate;
 uint64_t ag_light_starts;
 

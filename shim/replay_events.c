@@ -41,29 +41,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AG_DEAD_EVENTS 1024         /* destroyed handles remembered */
-#define AG_HELD_DESTROYS 16         /* destroys held at once; one more ends the window */
-
-struct dead_event {
+struct ag_dead_event {
     uintptr_t event;
-    unsigned slot;                  /* in dead_ring */
+    unsigned slot;                  /* in ag_eng.ev.ring */
     UT_hash_handle hh;
 };
 
-static struct dead_event *dead_events;          /* by handle */
-static uintptr_t dead_ring[AG_DEAD_EVENTS];     /* in destroy order: the oldest goes */
-static unsigned dead_next;
-static unsigned dead_event_count;   /* read unlocked by ag_engine_event_created */
-static uintptr_t held_destroys[AG_HELD_DESTROYS];  /* in the program's order */
-static int nheld_destroys;
 
 /* ---- the dead handles ---------------------------------------------------------------- */
 
-static struct dead_event *find_dead(uintptr_t event)
+static struct ag_dead_event *find_dead(uintptr_t event)
 {
-    struct dead_event *d = NULL;
-    if (dead_event_count)
-        HASH_FIND(hh, dead_events, &event, sizeof event, d);
+    struct ag_dead_event *d = NULL;
+    if (ag_eng.ev.count)
+        HASH_FIND(hh, ag_eng.ev.dead, &event, sizeof event, d);
     return d;
 }
 
@@ -72,33 +63,33 @@ int ag_event_is_dead(uintptr_t event)
     return find_dead(event) != NULL;
 }
 
-static void forget_dead(struct dead_event *d)
+static void forget_dead(struct ag_dead_event *d)
 {
-    HASH_DEL(dead_events, d);
+    HASH_DEL(ag_eng.ev.dead, d);
     free(d);
-    __atomic_store_n(&dead_event_count, dead_event_count - 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ag_eng.ev.count, ag_eng.ev.count - 1, __ATOMIC_RELAXED);
 }
 
 static void remember_dead(uintptr_t event)
 {
-    struct dead_event *d = find_dead(dead_ring[dead_next]);
-    if (dead_ring[dead_next] && d && d->slot == dead_next)
+    struct ag_dead_event *d = find_dead(ag_eng.ev.ring[ag_eng.ev.next]);
+    if (ag_eng.ev.ring[ag_eng.ev.next] && d && d->slot == ag_eng.ev.next)
         forget_dead(d);             /* the oldest handle: forgotten */
-    dead_ring[dead_next] = 0;
+    ag_eng.ev.ring[ag_eng.ev.next] = 0;
     if (find_dead(event) || (d = calloc(1, sizeof *d)) == NULL)
         return;
     d->event = event;
-    d->slot = dead_next;
-    HASH_ADD(hh, dead_events, event, sizeof d->event, d);
-    __atomic_store_n(&dead_event_count, dead_event_count + 1, __ATOMIC_RELAXED);
-    dead_ring[dead_next] = event;
-    dead_next = (dead_next + 1) % AG_DEAD_EVENTS;
+    d->slot = ag_eng.ev.next;
+    HASH_ADD(hh, ag_eng.ev.dead, event, sizeof d->event, d);
+    __atomic_store_n(&ag_eng.ev.count, ag_eng.ev.count + 1, __ATOMIC_RELAXED);
+    ag_eng.ev.ring[ag_eng.ev.next] = event;
+    ag_eng.ev.next = (ag_eng.ev.next + 1) % AG_DEAD_EVENTS;
 }
 
 void ag_engine_event_created(uintptr_t event)
 {
-    struct dead_event *d;
-    if (!ag_engine_running() || __atomic_load_n(&dead_event_count, __ATOMIC_RELAXED) == 0)
+    struct ag_dead_event *d;
+    if (!ag_engine_running() || __atomic_load_n(&ag_eng.ev.count, __ATOMIC_RELAXED) == 0)
         return;
     ag_engine_lock_replay();         /* a chunk launch out reads no dead handle */
     if ((d = find_dead(event)) != NULL)
@@ -108,12 +99,12 @@ void ag_engine_event_created(uintptr_t event)
 
 void ag_events_forget_all(void)
 {
-    struct dead_event *d, *tmp;
-    HASH_ITER(hh, dead_events, d, tmp)
+    struct ag_dead_event *d, *tmp;
+    HASH_ITER(hh, ag_eng.ev.dead, d, tmp)
         forget_dead(d);
-    memset(dead_ring, 0, sizeof dead_ring);
-    dead_next = 0;
-    nheld_destroys = 0;
+    memset(ag_eng.ev.ring, 0, sizeof ag_eng.ev.ring);
+    ag_eng.ev.next = 0;
+    ag_eng.ev.nheld = 0;
 }
 
 /* ---- parking the nodes of a destroyed event ------------------------------------------ */
@@ -192,8 +183,8 @@ void ag_events_destroyed(uintptr_t event)
 
 static int destroy_held(uintptr_t event)
 {
-    for (int i = 0; i < nheld_destroys; i++)
-        if (held_destroys[i] == event)
+    for (int i = 0; i < ag_eng.ev.nheld; i++)
+        if (ag_eng.ev.held[i] == event)
             return 1;
     return 0;
 }
@@ -240,9 +231,9 @@ static int destroying(uintptr_t event)
         ag_engine_is_paused())
         return AG_DESTROY_FLUSH;
     if (held_op_names(event) || ag_launch_names_event(event)) {
-        if (nheld_destroys == AG_HELD_DESTROYS || destroy_held(event))
+        if (ag_eng.ev.nheld == AG_HELD_DESTROYS || destroy_held(event))
             return AG_DESTROY_FLUSH;     /* a second destroy: the driver answers it */
-        held_destroys[nheld_destroys++] = event;
+        ag_eng.ev.held[ag_eng.ev.nheld++] = event;
         ag_eng.s.destroys_in_window++;
         ag_eng.s.destroys_held++;
         return AG_DESTROY_HELD;
@@ -270,11 +261,11 @@ int ag_engine_event_destroying(uintptr_t event)
 void ag_events_release_held(void)
 {
     uintptr_t events[AG_HELD_DESTROYS];
-    int n = nheld_destroys;
+    int n = ag_eng.ev.nheld;
     if (n == 0 || ag_launch_pending())
         return;                      /* out: made when it is collected */
-    memcpy(events, held_destroys, (size_t)n * sizeof *events);
-    nheld_destroys = 0;              /* a replay that event_gone aborts finds none */
+    memcpy(events, ag_eng.ev.held, (size_t)n * sizeof *events);
+    ag_eng.ev.nheld = 0;              /* a replay that event_gone aborts finds none */
     for (int i = 0; i < n; i++) {
         int rc;
         event_gone(events[i]);

@@ -11,7 +11,7 @@
  * long before the next chunk's ops are in.  A tight loop (a C program, under a
  * microsecond between launches) would wait for it at the next hand-off and pay the
  * hand-off on top: measured on the H100, 100 tiny kernels per sync ran 7-10% slower
- * through the launcher.
+ * through the ag_eng.launcher.
  *
  * Order is kept by two rules, so the driver sees the calls it would see without the
  * thread, in the same order, some of them from another thread:
@@ -51,17 +51,8 @@ enum { IDLE = AG_LAUNCH_IDLE, QUEUED = AG_LAUNCH_QUEUED, RUNNING = AG_LAUNCH_RUN
 #define SPINS 4000                    /* a waiter's tries before it sleeps */
 #define SPIN_MIN_CPUS 4               /* the launcher waits awake only with this many */
 
+/* Outside ag_eng: every held launch reads it (ag_launch_settle), in the AG_HOT line. */
 AG_HOT int ag_launch_state;          /* the futex word: IDLE .. DONE */
-
-static struct {
-    struct ag_launch job;             /* owned by the launcher from QUEUED to DONE */
-    int sleeping;                     /* the launcher waits for a launch */
-    unsigned by_thread;               /* ag_thread_id of the thread that handed it off */
-    int started;                      /* 0: not yet, 1: running, -1: cannot be */
-    int atfork_set;                   /* the fork handler is registered */
-    uintptr_t ctx;                    /* the launcher's current context */
-    int may_spin;                     /* the process may run on SPIN_MIN_CPUS or more */
-} launcher;
 
 /* The state, sequentially consistent: a sleeper's flag and the state are each
  * stored before the other is read (a wake-up is never missed). */
@@ -106,13 +97,13 @@ static void futex_wake(void)
 static void fire_on_launcher(struct ag_launch *job)
 {
     uintptr_t ctx = job->t->ctx;
-    if (ctx != launcher.ctx) {
+    if (ctx != ag_eng.launcher.ctx) {
         int rc = ag_eng.be->use_context(ctx);
         if (rc != 0) {
             job->rc = rc;
             return;
         }
-        launcher.ctx = ctx;
+        ag_eng.launcher.ctx = ctx;
     }
     ag_chunk_fire(job);
 }
@@ -128,7 +119,7 @@ static void fire_on_launcher(struct ag_launch *job)
 static void wait_awake(void)
 {
     double until;
-    if (ag_eng.p.launch_spin_ns <= 0 || !launcher.may_spin)
+    if (ag_eng.p.launch_spin_ns <= 0 || !ag_eng.launcher.may_spin)
         return;
     until = ag_now_us() + ag_eng.p.launch_spin_ns / 1e3;
     for (unsigned k = 1; load() != QUEUED; k++) {
@@ -147,24 +138,24 @@ static void *launcher_main(void *unused)
     for (;;) {
         int expected;
         if (cas(QUEUED, RUNNING, &expected)) {
-            fire_on_launcher(&launcher.job);
+            fire_on_launcher(&ag_eng.launcher.job);
             store(DONE);
             futex_wake();             /* a thread collecting it may sleep */
             wait_awake();
             continue;
         }
-        __atomic_store_n(&launcher.sleeping, 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&ag_eng.launcher.sleeping, 1, __ATOMIC_SEQ_CST);
         if (load() != QUEUED)
             futex_wait(expected);
-        __atomic_store_n(&launcher.sleeping, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&ag_eng.launcher.sleeping, 0, __ATOMIC_SEQ_CST);
     }
     return NULL;
 }
 
 static void forget_in_child(void)
 {
-    launcher.started = 0;             /* the thread is the parent's */
-    launcher.ctx = 0;
+    ag_eng.launcher.started = 0;             /* the thread is the parent's */
+    ag_eng.launcher.ctx = 0;
     store(IDLE);
 }
 
@@ -176,9 +167,9 @@ static int launcher_ready(void)
     cpu_set_t affinity;
     pthread_t thread;
     int rc;
-    if (launcher.started)
-        return launcher.started > 0;
-    launcher.may_spin = sched_getaffinity(0, sizeof affinity, &affinity) == 0 &&
+    if (ag_eng.launcher.started)
+        return ag_eng.launcher.started > 0;
+    ag_eng.launcher.may_spin = sched_getaffinity(0, sizeof affinity, &affinity) == 0 &&
                         CPU_COUNT(&affinity) >= SPIN_MIN_CPUS;   /* before it starts */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -187,15 +178,15 @@ static int launcher_ready(void)
     if (rc != 0) {
         ag_log(AG_LOG_WARN, "the launcher thread could not be started (error %d): "
                "chunks are launched by the program's threads", rc);
-        launcher.started = -1;
+        ag_eng.launcher.started = -1;
         return 0;
     }
     pthread_detach(thread);
     pthread_setname_np(thread, "autograph-launch");
-    if (!launcher.atfork_set)         /* a child starting its own: registered already */
+    if (!ag_eng.launcher.atfork_set)         /* a child starting its own: registered already */
         pthread_atfork(NULL, NULL, forget_in_child);
-    launcher.atfork_set = 1;
-    launcher.started = 1;
+    ag_eng.launcher.atfork_set = 1;
+    ag_eng.launcher.started = 1;
     return 1;
 }
 
@@ -235,9 +226,9 @@ void ag_launch_collect(void)
     int state = load(), seen;
     if (state == IDLE)
         return;
-    if (state == QUEUED && launcher.by_thread == ag_thread_id() &&
+    if (state == QUEUED && ag_eng.launcher.by_thread == ag_thread_id() &&
         cas(QUEUED, RUNNING, &seen)) {
-        ag_chunk_fire(&launcher.job); /* taken back by the thread whose ops they are:
+        ag_chunk_fire(&ag_eng.launcher.job); /* taken back by the thread whose ops they are:
                                        * its context is theirs */
         ag_eng.s.launches_taken_back++;
     } else {
@@ -251,7 +242,7 @@ void ag_launch_collect(void)
             ag_eng.s.launch_wait_us += ag_now_us() - waited_from;
         ag_eng.s.launches_threaded++;
     }
-    job = launcher.job;
+    job = ag_eng.launcher.job;
     store(IDLE);
     if (ag_chunk_count(&job) != 0)
         launch_failed(&job);
@@ -264,7 +255,7 @@ int ag_launch_names_event(uintptr_t event)
 {
     if (load() == IDLE)
         return 0;
-    for (size_t i = launcher.job.win_from; i < launcher.job.win_to; i++) {
+    for (size_t i = ag_eng.launcher.job.win_from; i < ag_eng.launcher.job.win_to; i++) {
         const struct ag_wop *o = &ag_eng.w.ops[i];
         if (ag_is_event_op(o->kind) && o->event == event)
             return 1;
@@ -281,7 +272,8 @@ int ag_launch_pending(void)
  * make a context current there, and the thread did not fail to start. */
 int ag_launcher_available(void)
 {
-    return ag_eng.p.launch_thread && ag_eng.be->use_context != NULL && launcher.started >= 0;
+    return ag_eng.p.launch_thread && ag_eng.be->use_context != NULL &&
+           ag_eng.launcher.started >= 0;
 }
 
 /* Engine lock held.  The launch is handed to the launcher, or made here: then its
@@ -296,10 +288,10 @@ int ag_launch_hand_off(const struct ag_launch *job)
         ag_chunk_fire(&inline_job);
         return ag_chunk_count(&inline_job);
     }
-    launcher.job = *job;
-    launcher.by_thread = ag_thread_id();
+    ag_eng.launcher.job = *job;
+    ag_eng.launcher.by_thread = ag_thread_id();
     store(QUEUED);
-    if (__atomic_load_n(&launcher.sleeping, __ATOMIC_SEQ_CST))
+    if (__atomic_load_n(&ag_eng.launcher.sleeping, __ATOMIC_SEQ_CST))
         futex_wake();
     return 0;
 }

@@ -5,22 +5,21 @@
  * autograph_instantiate) and an executable instantiated.  Each is dumped
  * (report_dump.c) and given to the hooks (engine_hooks.c); an instantiation may
  * pass a cache bound (build_cache.c).  The template being built is not registered
- * yet; while its hooks run it is `building`, so that a hook can look it up.
+ * yet; while its hooks run it is `ag_eng.building`, so that a hook can look it up.
  * The queries below run with the engine lock held (ag_introspect_lock), and name a
  * graph by (template id, chunk) and an executable by (template id, chunk, variant).
  */
 #include "engine_internal.h"
 #include "report_introspect.h"
 
-static struct ag_template *building;
 
 void ag_introspect_captured(struct ag_template *t, int chunk)
 {
     autograph_graph_event ev = { t->id, chunk, -1, t->chunks[chunk].graph, NULL };
     ag_dump_captured(t, chunk);
-    building = t;
+    ag_eng.building = t;
     ag_hooks_fire(AG_HOOK_CAPTURE_END, &ev);
-    building = NULL;
+    ag_eng.building = NULL;
 }
 
 void ag_introspect_instantiated(struct ag_template *t, int chunk, int variant)
@@ -28,9 +27,9 @@ void ag_introspect_instantiated(struct ag_template *t, int chunk, int variant)
     const struct ag_chunk *c = &t->chunks[chunk];
     autograph_graph_event ev = { t->id, chunk, variant, c->graph, c->variants[variant].exec };
     ag_dump_instantiated(t, chunk, variant);
-    building = t;
+    ag_eng.building = t;
     ag_hooks_fire(AG_HOOK_POST_INSTANTIATE, &ev);
-    building = NULL;
+    ag_eng.building = NULL;
     ag_cache_enforce(t);
 }
 
@@ -74,6 +73,7 @@ void ag_introspect_unlock(int taken)
         ag_engine_unlock();
 }
 
+/* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 AG_HOT int ag_engine_paused;
 
 /* autograph_disable / _enable.  Paused, the wrappers pass recordable calls straight
@@ -91,8 +91,8 @@ void ag_introspect_pause(int paused)
 static struct ag_template *find_template(unsigned id)
 {
     struct ag_template *t, *tmp;
-    if (building && building->id == id)
-        return building;
+    if (ag_eng.building && ag_eng.building->id == id)
+        return ag_eng.building;
     HASH_ITER(hh, ag_eng.by_hash, t, tmp)
         if (!t->failed && t->id == id)
             return t;
@@ -141,12 +141,12 @@ int ag_introspect_list(autograph_graph_info *out, int max)
     if (max < 0 || (max > 0 && out == NULL))
         return AUTOGRAPH_ERR_INVALID;
     HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        building_listed |= t == building;
+        building_listed |= t == ag_eng.building;
         if (!t->failed)
             count = list_template(t, out, max, count);
     }
-    if (building && !building_listed)
-        count = list_template(building, out, max, count);
+    if (ag_eng.building && !building_listed)
+        count = list_template(ag_eng.building, out, max, count);
     return count;
 }
 

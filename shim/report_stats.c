@@ -12,18 +12,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#define SEEN_SIZE 4096
-static uint64_t seen[SEEN_SIZE];     /* (hash, code) pairs already explained */
 
 static int first_time(uint64_t hash, int code)
 {
     uint64_t key = ag_hash_mix(hash, (uint64_t)(int64_t)code) | 1;
-    size_t i = (size_t)(key % SEEN_SIZE);
-    for (size_t probe = 0; probe < SEEN_SIZE; probe++, i = (i + 1) % SEEN_SIZE) {
-        if (seen[i] == key)
+    size_t i = (size_t)(key % AG_EXPLAINED_SIZE);
+    for (size_t probe = 0; probe < AG_EXPLAINED_SIZE;
+         probe++, i = (i + 1) % AG_EXPLAINED_SIZE) {
+        if (ag_eng.explained[i] == key)
             return 0;
-        if (seen[i] == 0) {
-            seen[i] = key;
+        if (ag_eng.explained[i] == 0) {
+            ag_eng.explained[i] = key;
             return 1;
         }
     }
