@@ -5,7 +5,7 @@
  * one channel; or B *queued* behind A: B started within epsilon of A's start, although
  * B had been ready for more than epsilon before A was, and A started as soon as it was
  * ready (it waited for its own predecessors): the channel's queue dispatched B only
- * after A.  Measured on the H100: independent streams sharing a channel (eager
+ * after A.  An example: independent streams sharing a channel (eager
  * launches, CUDA_DEVICE_MAX_CONNECTIONS below the stream count) overlap a stream's
  * first kernel with the one before it, and the next stream's first kernel waits behind
  * that stream's second, which waits for its first: queued, not after an end.  It is true when the graph has a path A -> B; false when it has none

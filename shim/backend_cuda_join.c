@@ -5,8 +5,7 @@
  * on each, waited for by the launch stream); each of the others must then wait for
  * the graph before any later work of its own: the fork back.  Each of those is a
  * driver call of several microseconds when the caches are cold, as between the ops
- * of a Python program (a PyTorch CNN spent 22 us per chunk launch), and most are
- * redundant within a window:
+ * of a Python program, and most are redundant within a window:
  *   - a join is skipped when the launch stream is already after everything of that
  *     stream: it joined it before, no call other than a held op has reached the
  *     driver since (the epoch below did not move), and the launch stream is the same;

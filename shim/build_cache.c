@@ -9,9 +9,8 @@
  *
  * CUDA 13.0 has no query for the device memory an executable graph holds, so it is
  * estimated: per executable, AG_EXEC_OP_BYTES for each recorded op of its chunk plus
- * the chunk's argument bytes.  4 KiB per node: measured on the H100 (CUDA 13.0,
- * driver 580), 50 executables of 100 kernel nodes took 16 MiB of device memory, 3355
- * bytes per node (tests/gpu/introspect.bats prints this `memcal` figure each run).
+ * the chunk's argument bytes.  AG_EXEC_OP_BYTES is set above the device memory per
+ * node that tests/gpu/introspect.bats measures (its `memcal` figure, printed each run).
  */
 #include "engine_internal.h"
 #include "report_introspect.h"

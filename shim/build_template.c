@@ -100,8 +100,7 @@ void ag_template_op_view(const struct ag_template *t, int i, const unsigned char
  * 1, build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
  * a launch costs the program's thread only a hand-off.  Without it, each one before
  * the last is plan.growth times the next: fewer, bigger chunks, as a launch then
- * costs the program's thread 20 to 40 us (measured on the H100 with PyTorch,
- * README). */
+ * costs the program's thread several driver calls with the caches cold. */
 #define PACING_GAPS 16
 static uint64_t program_mean_ns(const struct ag_window *w)
 {
@@ -191,9 +190,9 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
  * an earlier chunk on another slot is made by that chunk's graph on the program's
  * event, and this chunk's graph waits for it there, as a wait on the program's event
  * made outside the window.  Chunks launched in order on their own streams order
- * nothing across streams: a wait taken as implied there let the GPU run the ops
- * after it before the record (H100, engine_prog eventmid in chunks of one or two
- * ops: wrong bytes in 1 run of 40 and 4 of 30). */
+ * nothing across streams: a wait taken as implied there lets the GPU run the ops
+ * after it before the record (engine_prog eventmid in chunks of one or two ops gets
+ * wrong bytes in some runs). */
 static int chunk_link(const struct ag_template *t, const struct ag_chunk *c, int i)
 {
     int record = t->ops[i].link;

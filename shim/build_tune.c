@@ -2,7 +2,7 @@
  * chunks makes a window's replays fastest, measured in this process.
  *
  * A replay launches a template's chunks as they match.  Small chunks start the GPU
- * early; every chunk boundary costs the GPU about a microsecond.  Which plan wins
+ * early; every chunk boundary costs the GPU time.  Which plan wins
  * depends on how fast this process holds ops back against how fast the GPU runs
  * them, and that differs from one program, GPU and process to the next.  With
  * AUTOGRAPH_CHUNK_TUNE=N, a template of two or more chunks tries the candidate plans

@@ -1,8 +1,8 @@
 /* engine_lock.h -- the engine's one lock (engine.c), taken on every recordable call.
  *
  * A futex word rather than a pthread mutex: uncontended, taking and giving it back is
- * one atomic instruction each and no call, where pthread_mutex_lock and _unlock cost a
- * held launch about 80 instructions (callgrind, tests/sim/progs/held_cold).  Contended,
+ * one atomic instruction each and no call, where pthread_mutex_lock and _unlock add
+ * calls and many instructions to a held launch (make bench-cold).  Contended,
  * a thread sleeps in the kernel as on a mutex (0 free, 1 taken, 2 taken with sleepers:
  * U. Drepper, "Futexes Are Tricky", mutex 3).  Not recursive.  Under ThreadSanitizer
  * it is a pthread mutex, which the sanitizer understands.

@@ -164,8 +164,8 @@ void ag_record_forget_layouts(void);
 /* The calling thread's current context is asked of the driver once, then taken from
  * a per-thread copy until this is called: after every context call (create, destroy,
  * push, pop, set current, primary context calls) and every flush point, so that the
- * first op of each window asks again.  Asking costs 0.25-1 us per op when the caches
- * are cold (measured on the H100's host between PyTorch ops). */
+ * first op of each window asks again: asking on every op costs a driver call, which
+ * misses the caches when they are cold (between a Python program's ops). */
 void ag_record_context_may_change(void);
 
 #endif

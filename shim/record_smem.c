@@ -3,13 +3,12 @@
  * A kernel launch may ask for no more dynamic shared memory than its function's limit
  * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) at the time of the call.  cuDNN
  * moves some kernels' limits up and down around their launches, several times a
- * PyTorch training step (8 <-> 32 KiB, 64 <-> 16 KiB on the H100).  A window goes on
- * across such a change (intercept_attributes.c), so a held op may meet a limit lower
- * than the one it was made under.  Measured on the H100 (2026-11-23, driver 580):
- * launching an instantiated graph, and instantiating one, still works once a node's
- * limit is lowered; capturing the launch, issuing it and patching its node
- * (cuGraphExecKernelNodeSetParams) fail with CUDA_ERROR_INVALID_VALUE.  Two things
- * live here:
+ * PyTorch training step.  A window goes on across such a change
+ * (intercept_attributes.c), so a held op may meet a limit lower than the one it was
+ * made under.  Once a node's limit is lowered, launching an instantiated graph, and
+ * instantiating one, still work; capturing the launch, issuing it and patching its
+ * node (cuGraphExecKernelNodeSetParams) fail with CUDA_ERROR_INVALID_VALUE.  Two
+ * things live here:
  *
  *  - the check at the program's call (ag_smem_over_limit): a launch over its
  *    function's limit now is never recorded, it goes to the driver and fails there
@@ -49,7 +48,7 @@ void ag_smem_unlock(void)
  * Read and set at the level the program sets it: a CUfunction's own, or a CUkernel's
  * on the current device (which the driver hands on to the kernel's function in each
  * context).  Never a kernel's function directly: once its own limit is set, the
- * driver stops handing the kernel's on to it (H100, 2026-11-23: the runtime's next
+ * driver stops handing the kernel's on to it (the runtime's next
  * cudaFuncSetAttribute then leaves the function at the old limit, and the program's
  * launch fails). */
 
@@ -81,13 +80,12 @@ static int set_handle_limit(CUfunction f, int kernel, int limit)
 }
 
 /* ---- the check at the program's call ---------------------------------------------- *
- * Asking the driver costs up to 3 calls, about 3 us in a PyTorch CNN step, where
- * cuDNN's kernels ask for dynamic shared memory 35 times a step and move 2 kernels'
- * limits 4 times (H100, 2026-11-23).  So each thread keeps the limits it asked, valid
- * while two generations stay as they were when asked: the one of the handle's slot
- * (bumped after a set through that handle: ag_smem_limit_set_on) and the global one
- * (bumped where the shim cannot tell which handles a change reaches: ag_smem_limits_
- * forget).  A slot is shared by the handles that hash to it: more asking, never less. */
+ * Asking the driver costs up to 3 calls, and cuDNN's kernels ask for dynamic shared
+ * memory many times a step while moving few limits.  So each thread keeps the limits
+ * it asked, valid while two generations stay as they were when asked: the one of the
+ * handle's slot (bumped after a set through that handle: ag_smem_limit_set_on) and
+ * the global one (bumped where the shim cannot tell which handles a change reaches:
+ * ag_smem_limits_forget).  A slot is shared by the handles that hash to it: more asking, never less. */
 
 #define SMEM_SLOTS 4096
 #define SMEM_CACHE 32

@@ -1,8 +1,8 @@
 /* replay_launcher.c -- replay: chunk launches on the shim's own thread.
  *
  * A chunk's launch (patching its executable to this replay's args, the graph launch,
- * the stream joins) is a few driver calls that cost a Python program's thread 20 to
- * 40 us with the caches cold, several times a training step.  With
+ * the stream joins) is a few driver calls, costly to a Python program's thread with
+ * the caches cold, several times a training step.  With
  * AUTOGRAPH_LAUNCH_THREAD=1 a replay hands the prepared launch (replay_chunk.c:
  * variant picked under the engine lock) to one launcher thread and returns to the
  * program at once; the launcher patches and launches while the program goes on.
@@ -10,8 +10,7 @@
  * AUTOGRAPH_CHUNK_SLOW_US of its own between its calls): there the launch is done
  * long before the next chunk's ops are in.  A tight loop (a C program, under a
  * microsecond between launches) would wait for it at the next hand-off and pay the
- * hand-off on top: measured on the H100, 100 tiny kernels per sync ran 7-10% slower
- * through the ag_eng.launcher.
+ * hand-off on top: tiny kernels run slower through the launcher.
  *
  * Order is kept by two rules, so the driver sees the calls it would see without the
  * thread, in the same order, some of them from another thread:

@@ -297,10 +297,10 @@ static void instant_head(const char *cat, const char *name, long pid, uint32_t t
     put(",\"args\":{\"correlation\":%u", correlation);
 }
 
-/* Sync id 0 or n/a: measured on the H100 (driver 580), the waits the driver makes on
- * its own events inside a graph launch (the launch's correlation, the graph's internal
- * streams) carry sync id 0; they are not the program's, and the graph's own order
- * comes from its graph file, so such records are skipped (counted). */
+/* Sync id 0 or n/a: the waits the driver makes on its own events inside a graph
+ * launch (the launch's correlation, the graph's internal streams) carry sync id 0;
+ * they are not the program's, and the graph's own order comes from its graph file, so
+ * such records are skipped (counted). */
 static int no_sync_id(uint64_t v)
 {
     return v == 0 || not_applicable(v);
