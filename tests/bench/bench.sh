@@ -24,22 +24,17 @@
 # pinning removes the run-to-run noise of landing on different cores).
 # No GPU: prints "skipped: no GPU" and exits 0.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-BUILD=${BUILD:-build}
-MAKE=${MAKE:-make}
+# shellcheck source=tests/bench/bench_setup.bash
+. "$(dirname "$0")/bench_setup.bash"   # top (the working folder), BUILD, MAKE, cmdline
 rounds=${AG_BENCH_ROUNDS:-12}
 inproc_rounds=${AG_BENCH_INPROC_ROUNDS:-4}
 launches=${AG_BENCH_LAUNCHES:-30000}
 reps=${AG_BENCH_REPS:-3}
 mode=${AG_BENCH_MODE:-off}
-# shellcheck source=tests/bench/bench_setup.bash
-. "$top/tests/bench/bench_setup.bash"
 bench_setup "${AG_BENCH_CPU:-}"
 
 raw=${AG_BENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 
 variants=(static shared drv)
 declare -A prog=([static]="$bin/launch_bench_static rt" [shared]="$bin/launch_bench_shared rt"
@@ -114,7 +109,6 @@ q() {
         i = int(p * (NR - 1) + 0.5) + 1; printf "%.1f\n", v[i] }'
 }
 
-rev=$(git describe --always --dirty 2>/dev/null || true)
 echo
 echo "## libautograph passthrough cost per launch"
 echo

@@ -1,10 +1,19 @@
-# bench_setup.bash -- the start every benchmark script shares (sourced, then called).
+# bench_setup.bash -- the start every benchmark script shares.
 #
+# Sourced first thing (`. "$(dirname "$0")/bench_setup.bash"`): sets top (the
+# repository, made the working folder), BUILD and MAKE (the caller's, or build and
+# make) and cmdline (the script's command line, for its report).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+BUILD=${BUILD:-build}
+MAKE=${MAKE:-make}
+cmdline="$0${*:+ $*}"
+
 # bench_setup CPU : CPU is the caller's pinning knob (empty: CPU 2 where there are 4 or
 # more CPUs and taskset exists, else "none").  Sets cpu, pin (the taskset prefix, or
-# empty), shim and bin (paths under $top/$BUILD); without a usable GPU prints
-# "skipped: no GPU" and exits 0; otherwise builds the library and the bench programs.
-# Needs top, BUILD and MAKE set by the caller.
+# empty), shim and bin (paths under $top/$BUILD), gpu (its name and driver) and rev
+# (git describe); without a usable GPU prints "skipped: no GPU" and exits 0; otherwise
+# builds the library and the bench programs.
 bench_setup() {
     cpu=$1
     if [ -z "$cpu" ]; then
@@ -28,4 +37,6 @@ bench_setup() {
         echo "skipped: no GPU ($probe)"
         exit 0
     fi
+    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
+    rev=$(git describe --always --dirty 2>/dev/null || true)
 }

@@ -57,11 +57,8 @@
 #   AG_EBENCH_OUT      a folder to keep the raw samples and the shim's summaries in
 # Without a GPU: prints "skipped: no GPU" and exits 0.  ~3 minutes on an H100 by default.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-BUILD=${BUILD:-build}
-MAKE=${MAKE:-make}
-cmdline="$0${*:+ $*}"
+# shellcheck source=tests/bench/bench_setup.bash
+. "$(dirname "$0")/bench_setup.bash"   # top (the working folder), BUILD, MAKE, cmdline
 rounds=${AG_EBENCH_ROUNDS:-7}
 nr_rounds=${AG_EBENCH_NR_ROUNDS:-20}
 kernels=${AG_EBENCH_KERNELS:-100000}
@@ -74,15 +71,11 @@ read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
 tune=${AG_EBENCH_TUNE:-32}
 growth=${AG_EBENCH_GROWTH:-2}
-# shellcheck source=tests/bench/bench_setup.bash
-. "$top/tests/bench/bench_setup.bash"
 bench_setup "${AG_EBENCH_CPU:-}"
 
 raw=${AG_EBENCH_OUT:-$(mktemp -d)}
 mkdir -p "$raw"
 rm -f "$raw"/s.* "$raw"/sub.* "$raw"/h.* "$raw"/sum.* "$raw"/err.* "$raw"/pm.* "$raw"/pr.* "$raw"/nri.*
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
-rev=$(git describe --always --dirty 2>/dev/null || true)
 t_start=$(date +%s)
 
 echo "## libautograph engine: tiny-kernel loops, eager vs shim vs hand-written graph"

@@ -92,11 +92,8 @@
 # CUDA"; both exit 0.  About 4-5 minutes on an H100 by default (54 processes of ~3-5 s,
 # most of it Python and PyTorch start-up, and the first compile when the cache is cold).
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-BUILD=${BUILD:-build}
-MAKE=${MAKE:-make}
-cmdline="$0${*:+ $*}"
+# shellcheck source=tests/bench/bench_setup.bash
+. "$(dirname "$0")/bench_setup.bash"   # top (the working folder), BUILD, MAKE, cmdline
 rounds=${AG_TORCH_BENCH_ROUNDS:-3}
 steps=${AG_TORCH_BENCH_STEPS:-200}
 warmup=${AG_TORCH_BENCH_WARMUP:-30}
@@ -114,8 +111,6 @@ has_side() { # SIDE: is it one of the sides run?
     return 1
 }
 
-# shellcheck source=tests/bench/bench_setup.bash
-. "$top/tests/bench/bench_setup.bash"
 cpus=${AG_TORCH_BENCH_CPU:-}
 if [ -z "$cpus" ] && command -v taskset >/dev/null 2>&1 &&
     [ "$(nproc 2>/dev/null || echo 1)" -ge 8 ]; then
@@ -160,11 +155,9 @@ rm -f "$raw"/out.* "$raw"/err.* "$raw"/f.* "$raw"/h.* "$raw"/sum.* "$raw"/timing
 lim=()
 command -v timeout >/dev/null 2>&1 && lim=(timeout -k 10 "$tmo")
 
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 torchv=$("$py" -c 'import sys, torch
 print("torch %s (CUDA %s, cuDNN %s), Python %s" % (torch.__version__, torch.version.cuda,
       torch.backends.cudnn.version(), sys.version.split()[0]))' 2>/dev/null || echo "torch ?")
-rev=$(git describe --always --dirty 2>/dev/null || true)
 t_start=$(date +%s)
 
 echo "## libautograph on PyTorch training steps: eager vs shim vs PyTorch's own CUDA graphs"

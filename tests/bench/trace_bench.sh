@@ -26,11 +26,8 @@
 # raw figures, traces and summaries there; default a temporary folder, traces deleted).
 # Without a GPU: prints "skipped: no GPU" and exits 0.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-BUILD=${BUILD:-build}
-MAKE=${MAKE:-make}
-cmdline="$0${*:+ $*}"
+# shellcheck source=tests/bench/bench_setup.bash
+. "$(dirname "$0")/bench_setup.bash"   # top (the working folder), BUILD, MAKE, cmdline
 rounds=${AG_TBENCH_ROUNDS:-7}
 iters=${AG_TBENCH_ITERS:-300}
 kiters=${AG_TBENCH_KITERS:-1000}
@@ -39,8 +36,6 @@ if [ -z "$cpu" ]; then
     cpu=none
     [ "$(nproc 2>/dev/null || echo 1)" -ge 4 ] && command -v taskset >/dev/null 2>&1 && cpu=2-3
 fi
-# shellcheck source=tests/bench/bench_setup.bash
-. "$top/tests/bench/bench_setup.bash"
 bench_setup "$cpu"
 $MAKE -s "$BUILD/gpu/branches_static" >&2
 keep=${AG_TBENCH_OUT:-}
@@ -110,7 +105,6 @@ median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (!NR) { print "n/a"; exit
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0) printf "%.3f\n", b / a; else print "n/a" }'; }
 
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 for ((r = 1; r <= rounds; r++)); do
     for w in branches tiny norepeat; do
         if ((r % 2)); then run_one "$w" plain "$r"; run_one "$w" trace "$r"
