@@ -85,14 +85,18 @@ _Static_assert(sizeof(struct ag_op_id) == sizeof(uint64_t) + 3 * sizeof(uintptr_
 #define AG_COLD __attribute__((noinline, cold))
 
 /* The same for the per-thread state a held launch reads: one struct, one line, where
- * five thread-local variables of four files took four.  Defined in engine.c. */
+ * thread-local variables of several files took a line each (their order in the TLS
+ * block follows the link order of the files).  Defined in engine.c. */
 struct ag_learnt;
 struct ag_thread_hot {
     int hook_depth;              /* > 0: in a hook, the engine steps aside (engine_hooks.c) */
     unsigned thread_id;          /* 1, 2, ... in the order threads first called (engine.c) */
     unsigned known_generation;   /* the context generation known_context was asked */
+    int light_queued;            /* light ops in this thread's queue (record_light.c) */
     uintptr_t known_context;     /* in, and the current context then (record_ops.c) */
     struct ag_learnt *learnt;    /* the runtime calls learnt (intercept_cudart.c) */
+    uint64_t skim_fingerprint;   /* this thread's skimmed ops not folded in yet... */
+    unsigned skim_ops, skim_kernels;  /* ...and their counts (record_skim.c) */
 };
 extern AG_TLS struct ag_thread_hot ag_thread_hot;
 

@@ -29,9 +29,8 @@ struct light_entry {
     unsigned char kind;
 };
 
-/* Outside ag_eng: each thread's own queue. */
+/* Outside ag_eng: each thread's own queue (its length: ag_thread_hot.light_queued). */
 static AG_TLS struct light_entry queue[AG_LIGHT_BATCH];
-static AG_TLS int queued;
 
 /* Outside ag_eng: read unlocked by the interception layer's inline light path
  * (engine.h), which does not see struct ag_engine; the gate in the AG_HOT line. */
@@ -108,13 +107,13 @@ static int enqueue(uint64_t hash, uintptr_t stream, uintptr_t event, int entry, 
         return 0;
     if (gate == 2)
         return ag_engine_skim(hash, kind == AG_OP_KERNEL);
-    e = &queue[queued++];
+    e = &queue[ag_thread_hot.light_queued++];
     e->hash = hash;
     e->stream = stream;
     e->event = event;
     e->entry = (unsigned short)entry;
     e->kind = (unsigned char)kind;
-    if (queued == AG_LIGHT_BATCH) {
+    if (ag_thread_hot.light_queued == AG_LIGHT_BATCH) {
         ag_engine_lock();            /* drains the queue */
         ag_engine_unlock();
     }
@@ -133,8 +132,8 @@ int ag_engine_light_push(const struct ag_op *op)
 
 void ag_light_drain(void)
 {
-    int n = queued;
-    queued = 0;                      /* take_light may end windows: no re-entry */
+    int n = ag_thread_hot.light_queued;
+    ag_thread_hot.light_queued = 0;  /* take_light may end windows: no re-entry */
     for (int i = 0; i < n; i++) {
         struct ag_op op = {
             .kind = queue[i].kind, .entry = queue[i].entry, .stream = queue[i].stream,

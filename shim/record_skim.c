@@ -25,19 +25,17 @@
 #define SKIM_PROBE   32
 #define SKIM_RUN_MAX (1ul << 16)
 
-static AG_TLS struct skim_batch {
-    uint64_t fingerprint;
-    unsigned ops, kernels;
-} batch;
-
+/* The calling thread's batch is ag_thread_hot's skim_* (op.h): ag_skim_drain reads it
+ * under every engine lock. */
 int ag_engine_skim(uint64_t word, int kernel)
 {
+    struct ag_thread_hot *th = &ag_thread_hot;
     if (ag_thread_id() != 1)
         return 0;
-    batch.fingerprint = (batch.fingerprint ^ word) * 0xff51afd7ed558ccdull;
-    batch.ops++;
-    batch.kernels += (unsigned)kernel;
-    if (batch.ops == SKIM_BATCH) {
+    th->skim_fingerprint = (th->skim_fingerprint ^ word) * 0xff51afd7ed558ccdull;
+    th->skim_ops++;
+    th->skim_kernels += (unsigned)kernel;
+    if (th->skim_ops == SKIM_BATCH) {
         ag_engine_lock();            /* folds the batch */
         ag_engine_unlock();
     }
@@ -48,14 +46,15 @@ int ag_engine_skim(uint64_t word, int kernel)
 void ag_skim_drain(void)
 {
     struct ag_skim *k = &ag_eng.k;
-    if (batch.ops == 0)
+    struct ag_thread_hot *th = &ag_thread_hot;
+    if (th->skim_ops == 0)
         return;
-    k->fingerprint = ag_hash_mix(k->fingerprint, batch.fingerprint);
-    k->ops += batch.ops;
-    ag_eng.s.skimmed_ops += batch.ops;
-    ag_eng.s.launches_eager += batch.kernels;
-    batch.fingerprint = 0;
-    batch.ops = batch.kernels = 0;
+    k->fingerprint = ag_hash_mix(k->fingerprint, th->skim_fingerprint);
+    k->ops += th->skim_ops;
+    ag_eng.s.skimmed_ops += th->skim_ops;
+    ag_eng.s.launches_eager += th->skim_kernels;
+    th->skim_fingerprint = 0;
+    th->skim_ops = th->skim_kernels = 0;
     if (k->ops >= SKIM_RUN_MAX)
         ag_skim_stop("no window ended in a long run of skimmed ops");
 }
