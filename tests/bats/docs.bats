@@ -168,3 +168,32 @@ options() {
     done
     [ "$bad" -eq 0 ]
 }
+
+@test "docs: every field the exit summary prints is in docs/summary.md" {
+    local f name n=0
+    for f in shim/*.c; do
+        for name in $(grep -ohE '"%s[a-z_]+ ' "$f" | sed -E 's/^"%s//; s/ $//'); do
+            n=$((n + 1))
+            grep -qE "(^|[^a-z_])$name([^a-z_]|\$)" docs/summary.md || { echo "docs/summary.md lacks $name ($f)"; return 1; }
+        done
+    done
+    echo "fields checked: $n"
+    [ "$n" -ge 40 ]
+}
+
+@test "docs: the README's results table is the newest rows of docs/benchmarks.md" {
+    local row n=0
+    while IFS= read -r row; do
+        n=$((n + 1))
+        grep -qxF -- "$row" docs/benchmarks.md || { echo "not in docs/benchmarks.md: $row"; return 1; }
+    done < <(sed -n '/^## Results/,/^## /p' README.md | grep '^| ' | grep -v '^|---')
+    echo "rows checked: $n"
+    [ "$n" -ge 4 ]
+}
+
+@test "docs: README.md is written for users: no commit hashes, no session logs" {
+    if grep -nE '\b[0-9a-f]{7,40}\b' README.md | grep -vE '0x[0-9a-f]+'; then
+        echo "README.md names what looks like a commit hash"; return 1
+    fi
+    if grep -niE 'this session|throw-away' README.md; then return 1; fi
+}
