@@ -8,7 +8,9 @@
 #   make asan / tsan / memcheck   the unit and simulator suites under sanitizers
 #   make carry        fill .carry/ with what the GPU machine lacks (uthash.h, bats)
 #   make fuzz / bench-analyzer   the analyzer's fuzz targets and benchmark (analyzer/analyzer.mk)
-#   make install PREFIX=/usr/local
+#   make man          build/man/: autograph.1 and libautograph.7 generated (scripts/gen_man.py)
+#                     from the command's help text and docs/switches.md; autograph-analyze.1
+#   make install PREFIX=/usr/local   (man pages under PREFIX/share/man/man1 and man7)
 #
 # Sub-makefiles under tests/ add their own targets; they see the variables below.
 
@@ -39,8 +41,14 @@ CLI_SRCS  := $(sort $(wildcard scripts/autograph/*.c))
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps test bench carry install uninstall clean
-all: $(SHIM_LIB) $(CLI)
+# man pages: generated where one source exists (see scripts/gen_man.py), else copied
+MAN_DIR   := $(BUILD)/man
+MAN_PAGES := $(MAN_DIR)/autograph.1 $(MAN_DIR)/autograph-analyze.1 $(MAN_DIR)/libautograph.7
+MANDIR    ?= $(PREFIX)/share/man
+
+.PHONY: all deps test bench carry install uninstall clean man
+# (sanitizer builds, SAN_KIND set, skip the pages: the command runs uninstrumented there)
+all: $(SHIM_LIB) $(CLI) $(if $(SAN_KIND),,man)
 
 # One setup step: installs missing Debian packages (uthash-dev, bats) or says how.
 deps: $(DEPS_OK)
@@ -73,6 +81,20 @@ $(BUILD)/scripts/autograph/%.o: scripts/autograph/%.c $(wildcard scripts/autogra
 $(CLI): $(CLI_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ -lm
 
+man: $(MAN_PAGES)
+
+$(MAN_DIR)/autograph.1: $(CLI) scripts/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_man.py cli $(CLI) $@
+
+$(MAN_DIR)/libautograph.7: man/libautograph.7.in docs/switches.md scripts/gen_man.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) scripts/gen_man.py switches docs/switches.md $< $@
+
+$(MAN_DIR)/autograph-analyze.1: man/autograph-analyze.1
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 # Test orchestration: tests/run.sh runs every suite and prints one closing line.
 test: all
 	@tests/run.sh
@@ -88,10 +110,15 @@ install: all
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/autograph
 	if [ -x $(BUILD)/autograph-analyze ]; then \
 	    install -m 0755 $(BUILD)/autograph-analyze $(DESTDIR)$(PREFIX)/bin/autograph-analyze; fi
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 $(MAN_DIR)/autograph.1 $(MAN_DIR)/autograph-analyze.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(MAN_DIR)/libautograph.7 $(DESTDIR)$(MANDIR)/man7/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libautograph.so $(DESTDIR)$(PREFIX)/include/autograph.h \
-	      $(DESTDIR)$(PREFIX)/bin/autograph $(DESTDIR)$(PREFIX)/bin/autograph-analyze
+	      $(DESTDIR)$(PREFIX)/bin/autograph $(DESTDIR)$(PREFIX)/bin/autograph-analyze \
+	      $(DESTDIR)$(MANDIR)/man1/autograph.1 $(DESTDIR)$(MANDIR)/man1/autograph-analyze.1 \
+	      $(DESTDIR)$(MANDIR)/man7/libautograph.7
 
 clean:
 	rm -rf $(BUILD)

@@ -71,7 +71,7 @@ static const char run_text[] =
 "\n"
 "ENVIRONMENT\n"
 "  LD_PRELOAD            the library is prepended to it\n"
-"  AUTOGRAPH_*           passed on; README.md's table says what each does\n";
+"  AUTOGRAPH_*           passed on; libautograph(7) says what each does\n";
 
 static const char run_tail[] =
 "\n"
@@ -102,8 +102,8 @@ static const char compare_text[] =
 "  thread, a window runs from the first call that submits work to a stream (kernel\n"
 "  launch, async copy or memset, event record, stream wait, graph launch, ...) to the\n"
 "  return of the call with which the host then waited for the device (stream, event or\n"
-"  context synchronize, a synchronous copy to or from host memory; README.md, \"The\n"
-"  autograph command and timing\", has the exact list).  A window's counts (submits,\n"
+"  context synchronize, a synchronous copy to or from host memory;\n"
+"  docs/tracing-and-analyzer.md has the exact list).  A window's counts (submits,\n"
 "  time inside launch calls) are those of every thread since the previous window\n"
 "  ended: a thread that launches but never waits (PyTorch's autograd thread) is\n"
 "  counted in the window of the thread that waits.\n"

@@ -357,7 +357,7 @@ PY
     one_line unknownswitch "^autograph run: --set: 'AUTOGRAPH_FOO' is not a switch of libautograph"
 }
 
-@test "help: every command's manual, on stdout, status 0; run's lists every switch README documents" {
+@test "help: every command's manual, on stdout, status 0; run's lists every switch docs/switches.md documents" {
     for args in --help -h help "help run" "help compare" "help report" "help help" \
             "run --help" "compare -h" "report --help" "help --help"; do
         # shellcheck disable=SC2086
@@ -376,7 +376,7 @@ PY
     cli help help run
     for name in $(sed -n 's/^AG_SWITCH(\(.*\))$/\1/p' shim/switches.def); do
         grep -qw -- "$name" "$tmp/help.out" || { echo "help run lacks $name"; return 1; }
-        grep -q "^| \`$name\` |" README.md || { echo "README's table lacks $name"; return 1; }
+        grep -q "^| \`$name\` |" docs/switches.md || { echo "docs/switches.md lacks $name"; return 1; }
     done
 }
 

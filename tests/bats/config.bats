@@ -53,8 +53,8 @@ expect_one_line() {
 @test "config: an unknown AUTOGRAPH_* name gives one line naming every known one" {
     with_shim AUTOGRAPH_SUMMRY=1
     expect_one_line 'libautograph: unknown variable AUTOGRAPH_SUMMRY (known: AUTOGRAPH, .*); ignored'
-    # every switch of the README's table is among the known names
-    for name in $(sed -n 's/^| `\(AUTOGRAPH[A-Z_]*\)`.*/\1/p' README.md | sort -u); do
+    # every switch of docs/switches.md's table is among the known names
+    for name in $(sed -n 's/^| `\(AUTOGRAPH[A-Z_]*\)`.*/\1/p' docs/switches.md | sort -u); do
         grep -q "[ (]$name[,)]" "$tmp/err" || { echo "not listed: $name"; return 1; }
     done
 }
@@ -97,7 +97,7 @@ expect_one_line() {
 
 @test "config: every engine integer switch: not a number, below and above its range give one line each and its default; empty means unset" {
     local spec name def lo hi bad
-    # NAME DEFAULT MIN MAX, as README's table of switches says
+    # NAME DEFAULT MIN MAX, as docs/switches.md says
     for spec in "AUTOGRAPH_WARMUP 2 1 1000" "AUTOGRAPH_MIN_OPS 4 1 1048576" \
         "AUTOGRAPH_CHUNK 8 1 65536" "AUTOGRAPH_CHUNK_MAX 256 1 65536" \
         "AUTOGRAPH_CHUNK_GROWTH 3 1 64" \
