@@ -466,3 +466,16 @@ EOF
         python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["input"]["graph_files"]) == 2' "$tmp/r.json"
     fi
 }
+
+@test "trace: gpu_validate.sh --predict (its analysis step) on a simulator trace: 1 channel, the shim's graphs, a shorter span predicted" {
+    [ -x "$analyzer" ] || skip "build/autograph-analyze not built"
+    traced pv branches SIM_CHANNELS=1 AUTOGRAPH_CHUNK=256 -- 20 12 3
+    run bash tests/analyzer/gpu_validate.sh --predict "$tmp/pv.json" graph
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local observed predicted false replays
+    read -r observed predicted false replays <<<"$output"
+    awk -v o="$observed" -v p="$predicted" -v f="$false" -v n="$replays" \
+        'BEGIN { exit !(p < o && f > 0 && n > 0) }'
+    [ -s "$tmp/pv.report.json" ]
+}
