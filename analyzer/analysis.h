@@ -86,6 +86,8 @@ struct group {
     int64_t span_sum, span_min, span_max, cp_sum, est_sum, idle_sum;
     uint32_t n_cp, n_est;
     uint64_t n_cls[SER_CLASSES], unmatched, delayed;
+    uint8_t mapped;         /* a launch group whose records node_map.c mapped to g */
+    uint64_t map_exact, map_stream, map_ambiguous, map_unmapped;    /* records, all replays */
     struct lane_stat *lanes;
     size_t n_lanes;
     struct pair_stat *pairs;
@@ -109,6 +111,18 @@ struct eager_totals {
     uint64_t split;             /* windows cut at EAGER_WINDOW_MAX records or the edge cap */
     int multi_stream;           /* eager records on two or more (device, stream) */
 };
+
+/* Whether the report answers a question: for every record, for some, for none. */
+enum status_value { ST_DECIDED, ST_PARTIAL, ST_UNDECIDED };
+struct status {
+    uint8_t dep;                /* true or false dependencies of serializations */
+    uint8_t cp;                 /* critical paths (needs graphs) */
+    uint8_t est;                /* estimated spans without false dependencies */
+    uint8_t all;                /* decided when all are, undecided when none is */
+};
+
+/* node_map.c: a launch group record's node, and whether the choice was ambiguous. */
+#define MAP_AMBIGUOUS (1 << 30)
 
 #define NOTE_MAX 32
 struct note {
@@ -140,6 +154,10 @@ struct analysis {
     size_t eager_first;         /* order[eager_first..n_order): eager windows' records */
     int64_t *eager_floor;       /* their ready floors (analyzer/FORMAT.md, ready time) */
     struct eager_totals eager;
+    int32_t *map_node;          /* per order position of a mapped launch group's record:
+                                   its node (| MAP_AMBIGUOUS), or -1 (node_map.c) */
+    struct status status;       /* status.c */
+    int hint;                   /* the trace lacks both node ids and stream-order records */
 };
 
 /* 0, or -1 (out of memory; message in err). */
@@ -185,6 +203,15 @@ int lanes_total(struct analysis *a);
 int deps_replay(struct analysis *a, struct replay *r, struct group *grp, void *scratch);
 void *deps_scratch_new(void);  /* grows as replays need */
 void deps_scratch_free(void *scratch);
+/* node_map.c: launch groups mapped to graph files by kernel name and order */
+int node_map_build(struct analysis *a);
+/* 1 when the replay's i-th record was mapped to its node by an ambiguous choice. */
+int replay_node_ambiguous(const struct analysis *a, const struct replay *r, uint32_t i);
+/* status.c */
+void status_compute(struct analysis *a);
+const char *status_name(int st);
+/* The one line telling what to turn on (a->hint). */
+extern const char status_hint[];
 /* aggregate.c */
 int aggregate_groups(struct analysis *a);
 

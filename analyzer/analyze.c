@@ -40,6 +40,7 @@ void analysis_free(struct analysis *a)
         }
     }
     free(a->eager_floor);
+    free(a->map_node);
     free(a->groups);
     free(a->order);
     free(a->replays);
@@ -60,12 +61,30 @@ static size_t replayed_without_channel(const struct analysis *a)
 
 /* Launch groups (without graph keys, records sharing a correlation); a trace of eager
  * windows without any has nothing a graph file could add. */
-static size_t launch_groups(const struct analysis *a)
+static size_t launch_groups(const struct analysis *a, int mapped)
 {
     size_t n = 0;
     for (size_t i = 0; i < a->n_groups; i++)
-        n += !a->groups[i].by_graph && !a->groups[i].eager;
+        n += !a->groups[i].by_graph && !a->groups[i].eager && a->groups[i].mapped >= mapped;
     return n;
+}
+
+/* Launch groups mapped to graph files by name: what stays open. */
+static void note_mapped(struct analysis *a)
+{
+    uint64_t amb = 0, none = 0;
+    if (!a->by_channel && (launch_groups(a, 1) > 0 || a->eager.windows > 0))
+        analysis_note(a, "which records shared a hardware channel", "no GPU record has a "
+                      "\"channel\" arg; serializations of eager windows and of launch groups "
+                      "mapped to graph files are inferred (B started within epsilon of another "
+                      "record's end on its device)");
+    for (size_t i = 0; i < a->n_groups; i++)
+        amb += a->groups[i].map_ambiguous, none += a->groups[i].map_unmapped;
+    if (amb + none > 0)
+        analysis_note(a, "which graph node some records are", "%llu records of launch groups "
+                      "could be one of several graph nodes (by name and order) and %llu match "
+                      "none; their serializations are classed ambiguous or unclassified",
+                      (unsigned long long)amb, (unsigned long long)none);
 }
 
 static void note_inputs(struct analysis *a)
@@ -74,14 +93,16 @@ static void note_inputs(struct analysis *a)
     if (t->n == 0)
         analysis_note(a, "anything", "the trace has no GPU activity (no event with \"ph\":\"X\" "
                       "and \"cat\" kernel, gpu_memcpy or gpu_memset)");
-    else if (!a->by_graph && !(a->eager.present && launch_groups(a) == 0))
+    else if (!a->by_graph && !(a->eager.present && launch_groups(a, 0) == 0)
+             && (launch_groups(a, 0) == 0 || launch_groups(a, 0) > launch_groups(a, 1)))
         analysis_note(a, "true or false dependencies, critical paths, gains",
                       "no GPU record has \"graph id\" and \"graph node id\" args, so records "
                       "cannot be mapped to graph nodes (PyTorch 2.11's profiler writes "
-                      "neither; libautograph's trace does, see analyzer/FORMAT.md); reported "
-                      "instead: launch groups (records sharing one correlation), their spans, "
-                      "lanes and idle gaps");
-    if (t->n > 0 && !a->by_channel && (a->by_graph || a->eager.windows > 0))
+                      "neither; libautograph's trace does, see analyzer/FORMAT.md), and no "
+                      "graph file matches their kernel names; reported instead: launch "
+                      "groups (records sharing one correlation), their spans, lanes and idle "
+                      "gaps");
+    if (t->n > 0 && !a->by_channel && a->by_graph)
         analysis_note(a, "serializations, false dependencies, gains",
                       "no GPU record has a \"channel\" arg, so which records shared a "
                       "hardware channel is unknown; lanes are streams; critical paths and "
@@ -179,7 +200,7 @@ int analysis_run(struct analysis *a, const struct trace *t, struct graphset *gs,
     a->eps = (int64_t)llround(eps_us * 1000.0);
     a->by_graph = t->with_graph > 0 && t->with_node > 0;
     a->by_channel = t->with_channel > 0;
-    if (replays_build(a) != 0 || eager_build(a) != 0 || lanes_total(a) != 0
+    if (replays_build(a) != 0 || node_map_build(a) != 0 || eager_build(a) != 0 || lanes_total(a) != 0
         || run_replays(a) != 0 || aggregate_groups(a) != 0) {
         snprintf(err, errsize, "%s: out of memory while analyzing", t->path);
         return -1;
@@ -187,5 +208,7 @@ int analysis_run(struct analysis *a, const struct trace *t, struct graphset *gs,
     note_inputs(a);
     note_graphs(a);
     note_eager(a);
+    note_mapped(a);
+    status_compute(a);
     return 0;
 }

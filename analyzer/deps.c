@@ -171,7 +171,9 @@ static int classify(struct analysis *a, const struct replay *r, struct graph *g,
     reach = graph_reaches(g, (uint32_t)nx, (uint32_t)ny);
     if (reach < 0)
         return -1;
-    if (reach)
+    if (replay_node_ambiguous(a, r, x) || replay_node_ambiguous(a, r, y))
+        out->cls = SER_AMBIGUOUS;       /* which node a record is was a guess */
+    else if (reach)
         out->cls = SER_TRUE;
     else if (out->wait > a->eps)
         out->cls = SER_FALSE, s->falsely[ny] = 1;
@@ -207,6 +209,48 @@ static int lane_pair(struct analysis *a, struct replay *r, struct graph *g,
         return -1;
     r->n_cls[z.cls]++;
     r->ser_count++;
+    return 0;
+}
+
+/* Without channels, in a launch group mapped by name (node_map.c): y started within
+ * epsilon of the end of x, a record of the replay that started before it (on any
+ * stream of the device), an ancestor of y when one qualifies, else the one that ended
+ * nearest y's start: the serialization a channel would show, inferred. */
+static int inferred_sers(struct analysis *a, struct replay *r, struct graph *g,
+                         struct deps_scratch *s)
+{
+    r->ser_first = (uint32_t)a->n_sers;
+    for (uint32_t y = 0; y < r->count; y++) {
+        const struct kev *ey = rec(a, r, y);
+        int64_t best_gap = INT64_MAX;
+        uint32_t best = y;
+        int best_path = 0;
+        for (uint32_t x = 0; x < r->count; x++) {
+            const struct kev *ex = rec(a, r, x);
+            int64_t gap = ey->ts - kev_end(ex);
+            int path;
+            if (x == y || ex->ts >= ey->ts || ex->device != ey->device || gap > a->eps
+                || gap < -a->eps)
+                continue;
+            path = s->rec_node[x] >= 0 && s->rec_node[y] >= 0
+                   && graph_reaches(g, (uint32_t)s->rec_node[x], (uint32_t)s->rec_node[y]) == 1;
+            gap = gap < 0 ? -gap : gap;
+            if (path < best_path || (path == best_path && gap >= best_gap))
+                continue;
+            best_gap = gap;
+            best_path = path;
+            best = x;
+        }
+        if (best == y)
+            continue;
+        struct ser z = { .a = a->order[r->first + best], .b = a->order[r->first + y],
+                         .replay = (uint32_t)(r - a->replays),
+                         .gap = ey->ts - kev_end(rec(a, r, best)) };
+        if (classify(a, r, g, s, best, y, &z) != 0 || push_ser(a, &z) != 0)
+            return -1;
+        r->n_cls[z.cls]++;
+        r->ser_count++;
+    }
     return 0;
 }
 
@@ -300,7 +344,7 @@ static void retime(const struct analysis *a, struct replay *r, const struct grap
     r->cp = cp;
     r->has_cp = 1;
     r->est = end - r->t0;
-    r->has_est = a->by_channel;
+    r->has_est = a->by_channel || a->groups[r->group].mapped || a->groups[r->group].eager;
 }
 
 /* Starts more than epsilon after the node was ready, whatever the cause. */
@@ -354,6 +398,8 @@ int deps_replay(struct analysis *a, struct replay *r, struct group *grp, void *s
         observe(a, r, g, s);
     }
     if (lanes_of_replay(a, r, g, s) != 0)
+        return -1;
+    if ((grp->mapped || grp->eager) && !a->by_channel && inferred_sers(a, r, g, s) != 0)
         return -1;
     if (g == NULL)
         return 0;

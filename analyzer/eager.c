@@ -157,7 +157,12 @@ static uint32_t device_of(struct eager_pass *p, int32_t device)
     return (uint32_t)p->n_devices++;
 }
 
-/* The state of (device, stream), made on first use: without stream_info (legacy). */
+/* The stream PyTorch's profiler names the legacy default stream by; PyTorch creates
+ * every other stream non-blocking, and Kineto writes no stream_info. */
+#define KINETO_LEGACY_STREAM 7
+
+/* The state of (device, stream), made on first use: without stream_info (legacy), but
+ * in a Kineto trace any stream but KINETO_LEGACY_STREAM is non-blocking. */
 static uint32_t stream_of(struct eager_pass *p, int32_t device, int64_t stream)
 {
     uint32_t i = keymap_get(&p->stream_ids, device, stream), dev;
@@ -169,8 +174,10 @@ static uint32_t stream_of(struct eager_pass *p, int32_t device, int64_t stream)
         p->failed = 1;
         return NONE;
     }
+    int kineto = p->t->source == SRC_KINETO && stream != KINETO_LEGACY_STREAM;
     p->streams[p->n_streams] = (struct stream_state){ .last = no_ref, .device = dev,
-                                                      .pending_floor = NO_TIME, .legacy = 1 };
+                                                      .pending_floor = NO_TIME, .legacy = !kineto,
+                                                      .non_blocking = (uint8_t)kineto };
     return (uint32_t)p->n_streams++;
 }
 
@@ -477,7 +484,7 @@ static void order_record(struct eager_pass *p, const struct order_rec *o)
 static void gpu_record(struct eager_pass *p, uint32_t ev)
 {
     const struct kev *k = &p->t->ev[ev];
-    if (k->flags & KEV_GRAPH)
+    if (k->flags & KEV_LAUNCHED)
         graph_launches_record(&p->graphs, k);
     else
         eager_record(p, ev);
@@ -502,7 +509,7 @@ static int by_corr(const void *x, const void *y)
 
 static int is_node(const struct kev *k)
 {
-    return !(k->flags & KEV_GRAPH) && (k->flags & KEV_CORR) && (k->flags & KEV_STREAM);
+    return !(k->flags & KEV_LAUNCHED) && (k->flags & KEV_CORR) && (k->flags & KEV_STREAM);
 }
 
 /* Every GPU record with a correlation (nodes, and graph records for the floors) and
@@ -514,7 +521,7 @@ static struct item *merged_items(const struct trace *t, size_t *n_out)
     if (it == NULL)
         return NULL;
     for (size_t i = 0; i < t->n; i++)
-        if ((t->ev[i].flags & KEV_CORR) && ((t->ev[i].flags & KEV_GRAPH) || is_node(&t->ev[i])))
+        if ((t->ev[i].flags & KEV_CORR) && ((t->ev[i].flags & KEV_LAUNCHED) || is_node(&t->ev[i])))
             it[n++] = (struct item){ t->ev[i].corr, t->ev[i].ts, t->ev[i].device, (uint32_t)i,
                                      ITEM_GPU };
     for (size_t i = 0; i < t->n_ord; i++)
@@ -580,7 +587,7 @@ static size_t count_eager(struct analysis *a)
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const struct kev *k = &t->ev[i];
-        if (k->flags & KEV_GRAPH)
+        if (k->flags & KEV_LAUNCHED)
             continue;
         if (!is_node(k)) {
             a->eager.left_out++;

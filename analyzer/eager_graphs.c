@@ -40,7 +40,7 @@ static struct launch *collect_launches(const struct trace *t, size_t *n_out)
     if (l == NULL)
         return NULL;
     for (size_t i = 0; i < t->n; i++)
-        if ((t->ev[i].flags & (KEV_GRAPH | KEV_CORR)) == (KEV_GRAPH | KEV_CORR))
+        if ((t->ev[i].flags & KEV_CORR) && (t->ev[i].flags & KEV_LAUNCHED))
             l[n++] = (struct launch){ t->ev[i].device, t->ev[i].corr, kev_end(&t->ev[i]) };
     sort_n(l, n, sizeof *l, by_device_corr);
     for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -91,21 +92,53 @@ static int sniff(struct input *in)
     return 0;
 }
 
+static const char *alias_path, *alias_name;
+
+void input_alias(const char *path, const char *name)
+{
+    alias_path = path;
+    alias_name = name;
+}
+
+/* "-": the standard input (read once); a folder is not a file. */
+static int open_path(const char *path, char *why, size_t size)
+{
+    struct stat st;
+    int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, size, "%s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(why, size, "it is a folder, not a file");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 struct input *input_open_file(const char *path, char *err, size_t errsize)
 {
-    struct input *in = input_new(path);
+    const char *name = alias_path && strcmp(path, alias_path) == 0 ? alias_name : path;
+    struct input *in = input_new(name);
+    char why[128];
     if (in == NULL) {
-        snprintf(err, errsize, "%s: out of memory", path);
+        snprintf(err, errsize, "%s: out of memory", name);
         return NULL;
     }
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0 || sniff(in) != 0) {
-        snprintf(err, errsize, "%s: cannot read: %s", path,
-                 in->err[0] ? in->err : strerror(errno));
-        input_close(in);
-        return NULL;
+    in->fd = open_path(path, why, sizeof why);
+    if (in->fd < 0) {
+        snprintf(err, errsize, "%s: cannot read: %s", name, why);
+    } else if (sniff(in) != 0) {
+        if (in->err[0])
+            snprintf(err, errsize, "%s", in->err);
+        else
+            snprintf(err, errsize, "%s: cannot read: %s", name, strerror(errno));
+    } else {
+        return in;
     }
-    return in;
+    input_close(in);
+    return NULL;
 }
 
 struct input *input_open_mem(const void *data, size_t size, const char *name)

@@ -12,8 +12,11 @@ struct input;
  * fuzzing use tiny ones). */
 void input_set_chunk(size_t size);
 
-/* Open a file (NULL and a message in err on failure). */
+/* Open a file, "-" for the standard input (NULL and a message in err on failure; a
+ * folder is an error). */
 struct input *input_open_file(const char *path, char *err, size_t errsize);
+/* Name the file at path `name` in messages (a copy of the standard input). */
+void input_alias(const char *path, const char *name);
 /* Read from memory (the buffer must outlive the input). */
 struct input *input_open_mem(const void *data, size_t size, const char *name);
 

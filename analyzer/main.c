@@ -1,7 +1,8 @@
-/* main.c -- autograph-analyze: the command line.  Reads a trace and its graph files,
- * runs the analysis, writes the chosen outputs.  Any input or output error is one
- * line on stderr ("autograph-analyze: FILE: byte N: ...") and exit status 1; a usage
- * error is exit status 2. */
+/* main.c -- autograph-analyze: the command line.  Reads a trace (a file, or "-": the
+ * standard input) and its graph files, runs the analysis, writes the chosen outputs.
+ * Exit status: 0 when the report decides every question, 3 when it leaves some or all
+ * undecided (status.c), 1 on any input or output error (one line on stderr,
+ * "autograph-analyze: FILE: byte N: ..."), 2 on a usage error. */
 #include "analysis.h"
 #include "eager.h"
 #include "graph_read.h"
@@ -9,7 +10,10 @@
 #include "report.h"
 #include "svg_dot.h"
 
+#include "input.h"
+
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +21,17 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ERR_SIZE 1024
+#define EXIT_UNDECIDED 3
 
 struct opts {
     const char *text, *json, *dot, *svg, *annotate, *svg_engine;
     double eps_us;
     unsigned replays;
     int quiet, stats, find_graphs;
-    const char *trace;
+    const char *trace;          /* the file read: "-", or a copy of the standard input */
     char **graphs;
     int n_graphs;
 };
@@ -51,7 +57,11 @@ static const char usage[] =
     "  -q, --quiet           no text report\n"
     "  --read-buffer BYTES   read the inputs BYTES at a time (for tests; default 1 MiB)\n"
     "  --window-max N        cut eager windows after N records (for tests; default 65536)\n"
-    "  -h, --help            this text\n";
+    "  -h, --help            this text\n"
+    "TRACE - reads the standard input.\n"
+    "exit status: 0 the report decides every question (true or false dependencies,\n"
+    "  critical paths, estimated spans), 3 it leaves some or all undecided (the report's\n"
+    "  status line and \"status\" say which), 1 error, 2 usage error\n";
 
 static int fail(const char *msg)
 {
@@ -231,7 +241,7 @@ static void note_graph_files(struct analysis *a)
         no_id += !g->has_exec_id;
         unused += g->has_exec_id && group_of_graph(a, g) == NULL;
     }
-    if (no_id > 0)
+    if (no_id > 0 && a->by_graph)
         analysis_note(a, "which exec graph some graph files describe", "%zu graph file(s) have "
                       "a null exec_graph_id (dumped without CUPTI ids), so they cannot be "
                       "matched to trace records", no_id);
@@ -285,6 +295,34 @@ static int write_outputs(const struct opts *o, const struct analysis *a, const c
     return 0;
 }
 
+/* --annotate reads the trace twice: the standard input is copied to a file first. */
+static int spool_stdin(struct opts *o, char *path, size_t size, char *err)
+{
+    const char *dir = getenv("TMPDIR");
+    char buf[1 << 16];
+    ssize_t n;
+    int fd;
+    snprintf(path, size, "%s/autograph-analyze-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    if ((fd = mkstemp(path)) < 0) {
+        snprintf(err, ERR_SIZE, "-: cannot copy the standard input to %s: %s", path,
+                 strerror(errno));
+        path[0] = '\0';
+        return -1;
+    }
+    while ((n = read(0, buf, sizeof buf)) != 0) {
+        if ((n < 0 && errno != EINTR) || (n > 0 && write(fd, buf, (size_t)n) != n)) {
+            snprintf(err, ERR_SIZE, "-: cannot copy the standard input to %s: %s", path,
+                     strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    close(fd);
+    input_alias(path, "-");
+    o->trace = path;
+    return 0;
+}
+
 static void print_stats(const struct trace *t, const struct timespec *t0)
 {
     struct timespec t1;
@@ -307,22 +345,34 @@ int main(int argc, char **argv)
     struct graphset gs;
     struct analysis a = { 0 };
     struct timespec t0;
-    char err[ERR_SIZE] = "", dir[4096];
+    char err[ERR_SIZE] = "", dir[4096], spool[4096] = "";
     const char *from = NULL;
     int rc = 1;
     if (parse_args(&o, argc, argv) != 0)
         return 2;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     trace_init(&t, o.trace);
+    if (strcmp(o.trace, "-") == 0) {
+        o.find_graphs = 0;
+        if (o.annotate && spool_stdin(&o, spool, sizeof spool, err) != 0) {
+            if (spool[0])
+                unlink(spool);
+            return fail(err);
+        }
+    }
     if (read_inputs(&o, &t, &gs, &from, dir, sizeof dir, err) == 0
         && analysis_run(&a, &t, &gs, o.eps_us, err, sizeof err) == 0) {
         note_graph_files(&a);
         rc = write_outputs(&o, &a, from, err) == 0 ? 0 : 1;
+        if (rc == 0 && a.status.all != ST_DECIDED)
+            rc = EXIT_UNDECIDED;
     }
-    if (rc == 0 && o.stats)
+    if (rc != 1 && o.stats)
         print_stats(&t, &t0);
-    if (rc != 0)
+    if (rc == 1)
         fail(err);
+    if (spool[0])
+        unlink(spool);
     analysis_free(&a);
     graphset_free(&gs);
     trace_free(&t);

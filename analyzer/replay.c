@@ -76,6 +76,8 @@ static int cut_replays(struct analysis *a, const struct sort_rec *s)
             r->first = (uint32_t)i;
             r->count = (uint32_t)(j - i);
             r->t0 = s[i].ts;
+            for (size_t k = i; k < j && !a->by_graph; k++)
+                a->t->ev[s[k].idx].flags |= KEV_GROUPED;
         }
         i = j;
     }
@@ -183,7 +185,18 @@ long replay_node(const struct analysis *a, const struct replay *r, const struct 
 {
     if (g->positional)
         return i < g->n ? (long)i : -1;
+    if (a->map_node != NULL && a->groups[r->group].mapped) {
+        int32_t v = a->map_node[r->first + i];
+        return v < 0 ? -1 : (long)(v & ~MAP_AMBIGUOUS);
+    }
     return graph_find_node(g, a->t->ev[a->order[r->first + i]].node_id);
+}
+
+int replay_node_ambiguous(const struct analysis *a, const struct replay *r, uint32_t i)
+{
+    if (a->map_node == NULL || !a->groups[r->group].mapped)
+        return 0;
+    return a->map_node[r->first + i] >= 0 && (a->map_node[r->first + i] & MAP_AMBIGUOUS);
 }
 
 const int64_t *replay_floors(const struct analysis *a, const struct replay *r)

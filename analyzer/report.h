@@ -43,6 +43,8 @@ size_t drawn_left_out(const struct analysis *a);
 /* Open path, write it with fn, close; 0 or -1 (err). */
 int report_to_file(const char *path, void (*fn)(struct out *, const struct analysis *),
                    const struct analysis *a, char *err, size_t errsize);
+/* A mapped launch group's share of records mapped exactly (node_map.c). */
+double map_confidence(const struct group *g);
 /* The group of a graph (its replays), or NULL. */
 const struct group *group_of_graph(const struct analysis *a, const struct graph *g);
 

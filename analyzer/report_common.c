@@ -44,6 +44,12 @@ void lane_name(const struct analysis *a, const struct lane_key *l, char *buf, si
         snprintf(buf, size, "device %d channel %lld", (int)l->device, (long long)l->id);
 }
 
+double map_confidence(const struct group *g)
+{
+    uint64_t n = g->map_exact + g->map_stream + g->map_ambiguous + g->map_unmapped;
+    return n ? (double)g->map_exact / (double)n : 0.0;
+}
+
 const struct group *group_of_graph(const struct analysis *a, const struct graph *g)
 {
     for (size_t i = 0; i < a->n_groups; i++)

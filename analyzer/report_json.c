@@ -49,6 +49,14 @@ static void notes(struct jw *w, const struct analysis *a)
     jw_us(w, "epsilon_us", a->eps);
     jw_str(w, "lanes", a->by_channel ? "channel" : "stream");
     jw_bool(w, "replays_by_graph", a->by_graph);
+    jw_str(w, "status", status_name(a->status.all));
+    jw_begin(w, "questions", '{');
+    jw_str(w, "dependencies", status_name(a->status.dep));
+    jw_str(w, "critical_paths", status_name(a->status.cp));
+    jw_str(w, "estimated_spans", status_name(a->status.est));
+    jw_end(w, '}');
+    if (a->hint)
+        jw_str(w, "hint", status_hint);
     jw_begin(w, "cannot_decide", '[');
     for (size_t i = 0; i < a->n_notes; i++) {
         jw_begin(w, NULL, '{');
@@ -183,6 +191,16 @@ static void group_json(struct jw *w, const struct analysis *a, const struct grou
         jw_uint(w, "launch_shape", g->id);
     if (!g->eager)
         jw_str(w, "graph_file", g->g ? g->g->file : NULL);
+    if (g->mapped) {
+        jw_begin(w, "mapping", '{');
+        jw_str(w, "method", "kernel name, launch order, dependency order");
+        jw_uint(w, "exact", g->map_exact);
+        jw_uint(w, "by_stream", g->map_stream);
+        jw_uint(w, "ambiguous", g->map_ambiguous);
+        jw_uint(w, "unmapped", g->map_unmapped);
+        jw_num(w, "confidence", map_confidence(g));
+        jw_end(w, '}');
+    }
     jw_uint(w, "replay_count", g->replays);
     totals(w, g);
     jw_begin(w, "occupancy", '[');

@@ -46,6 +46,11 @@ static void header(struct out *o, const struct analysis *a, const struct report_
                    (unsigned long long)a->eager.implicit_edges);
     put_us(o, "epsilon: ", a->eps);
     out_printf(o, "; lanes are %s\n", a->by_channel ? "hardware channels" : "streams");
+    out_printf(o, "status: %s (dependencies %s, critical paths %s, estimated spans %s)\n",
+               status_name(a->status.all), status_name(a->status.dep),
+               status_name(a->status.cp), status_name(a->status.est));
+    if (a->hint)
+        out_printf(o, "%s\n", status_hint);
     if (a->n_notes > 0)
         out_printf(o, "\ncannot decide:\n");
     for (size_t i = 0; i < a->n_notes; i++)
@@ -103,10 +108,14 @@ static void pairs(struct out *o, const struct analysis *a, const struct group *g
 
 static void serializations(struct out *o, const struct analysis *a, const struct group *g)
 {
-    if (!a->by_channel)
+    if (!a->by_channel && !g->mapped && !g->eager)
         return;
-    out_printf(o, "  serializations (B started within epsilon of A's end, or queued behind A, on "
-               "A's channel): ");
+    if (a->by_channel)
+        out_printf(o, "  serializations (B started within epsilon of A's end, or queued behind "
+                   "A, on A's channel): ");
+    else
+        out_printf(o, "  serializations, inferred without channels (B started within epsilon "
+                   "of the end of A, the record that ended nearest it): ");
     for (int c = 0; c < SER_CLASSES; c++)
         if (c != SER_UNKNOWN || g->n_cls[c] > 0)
             out_printf(o, "%s%llu %s", c ? ", " : "", (unsigned long long)g->n_cls[c],
@@ -174,6 +183,13 @@ static void group_title(struct out *o, const struct analysis *a, const struct gr
     out_printf(o, "\nlaunch group %016llx: %u launches of %u records (kernels sharing one "
                "correlation; first: %s)\n", (unsigned long long)g->id, g->replays,
                a->replays[g->first_replay].count, name);
+    if (g->mapped)
+        out_printf(o, "  mapped to graph file %s (%u nodes, %u timed) by kernel name, launch "
+                   "and dependency order: %llu exact, %llu by stream, %llu ambiguous, %llu "
+                   "unmapped records (confidence %.2f)\n", g->g->file, g->g->n, g->g->n_timed,
+                   (unsigned long long)g->map_exact, (unsigned long long)g->map_stream,
+                   (unsigned long long)g->map_ambiguous, (unsigned long long)g->map_unmapped,
+                   map_confidence(g));
 }
 
 static void group_text(struct out *o, const struct analysis *a, const struct group *g,

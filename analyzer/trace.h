@@ -18,7 +18,11 @@ enum kev_flag {
     KEV_CORR = 4,
     KEV_CHANNEL = 8,
     KEV_STREAM = 16,
+    KEV_GROUPED = 32,   /* no graph keys, but one of a launch group (replay.c): a graph
+                           launch's record, not an eager one */
 };
+/* From a graph launch: graph keys, or a launch group's record. */
+#define KEV_LAUNCHED (KEV_GRAPH | KEV_GROUPED)
 
 struct kev {
     int64_t ts, dur;        /* nanoseconds */
@@ -38,6 +42,10 @@ struct kev {
 /* Section 1d: a stream-order record that has a correlation. */
 enum order_kind { ORDER_EVENT_RECORD, ORDER_STREAM_WAIT, ORDER_HOST_SYNC };
 enum order_flag { ORDER_HAS_STREAM = 1, ORDER_HAS_SYNC_ID = 2 };
+
+/* The sync id of an event record made for a Kineto stream wait: this bit | the
+ * record call's correlation. */
+#define KINETO_SYNC_ID (UINT64_C(1) << 63)
 
 struct order_rec {
     int64_t corr, stream;
@@ -85,6 +93,7 @@ struct trace {
     uint64_t with_graph, with_node, with_channel, with_corr;   /* GPU records with keys */
     uint64_t with_order;        /* section 1d records (stream_info included) */
     uint64_t order_no_corr;     /* section 1d records without a correlation (unused) */
+    uint64_t kineto_waits;      /* Kineto stream waits naming their event record's call */
 };
 
 void trace_init(struct trace *t, const char *path);

@@ -18,6 +18,7 @@ struct flows {
     struct out *o;
     const struct analysis *a;
     uint64_t id;
+    int comma;                  /* the array already has items: the first flow needs ',' */
 };
 
 /* A pid or tid as the record had it: a number, a string, or 0 when absent. */
@@ -48,7 +49,7 @@ static void flow_end(struct flows *f, const char *ph, const char *cat, uint32_t 
 
 static void flow(struct flows *f, const char *cat, uint32_t from, uint32_t to)
 {
-    out_printf(f->o, f->id ? ",\n" : "\n");
+    out_printf(f->o, f->id || f->comma ? ",\n" : "\n");
     f->id++;
     flow_end(f, "s", cat, from);
     out_printf(f->o, ",\n");
@@ -119,11 +120,11 @@ static int annotate_copy(const struct analysis *a, struct input *in, struct out 
                          size_t size, char *err, size_t errsize)
 {
     const struct trace *t = a->t;
-    struct flows f = { o, a, 0 };
+    struct flows f = { o, a, 0, t->insert_kind == INSERT_ITEMS && t->insert_comma };
     int64_t head = copy(in, o, t->insert_at, buf, size), tail = 0;
     if (head == (int64_t)t->insert_at) {
-        out_printf(o, "%s%s", t->insert_comma ? "," : "",
-                   t->insert_kind == INSERT_KEY ? "\"traceEvents\":[" : "");
+        if (t->insert_kind == INSERT_KEY)
+            out_printf(o, "%s\"traceEvents\":[", t->insert_comma ? "," : "");
         if (all_flows(&f) != 0) {
             snprintf(err, errsize, "%s: out of memory while annotating", t->path);
             return -1;

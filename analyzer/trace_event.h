@@ -14,12 +14,12 @@
  * that uses it (analyzer/FORMAT.md, 1a and 1d); elsewhere it is ignored. */
 enum field {
     F_TS, F_DUR, F_GRAPH, F_NODE, F_CORR, F_STREAM, F_DEVICE, F_CHANNEL,
-    F_EVENT, F_SYNC_ID, F_FLAGS, F_PRIORITY, F_COUNT
+    F_EVENT, F_SYNC_ID, F_FLAGS, F_PRIORITY, F_WAIT_STREAM, F_WAIT_CORR, F_COUNT
 };
 #define FIELD(f) (1u << (f))
 
 struct event_fields {
-    char ph[8], cat[32], key[32];
+    char ph[8], cat[32], key[40];
     char name[NAME_MAX_KEPT];
     char arg_name[NAME_MAX_KEPT];   /* args "name": the name when the event has none */
     char pid[RAW_MAX + 2], tid[RAW_MAX + 2], chtype[RAW_MAX + 2];
@@ -27,6 +27,7 @@ struct event_fields {
     uint64_t bad_at[F_COUNT];       /* where a malformed field's value starts */
     struct kev k;                   /* ts, dur, ids, correlation, stream, device, channel */
     uint64_t event, sync_id;
+    int64_t wait_stream, wait_corr;  /* Kineto's "wait_on_stream", "..._record_corr_id" */
     uint8_t non_blocking;           /* "flags": "non_blocking" */
 };
 

@@ -24,7 +24,7 @@ static const uint32_t fields_used[] = {
     [EV_EVENT_RECORD] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
                         | FIELD(F_DEVICE),
     [EV_STREAM_WAIT] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
-                       | FIELD(F_DEVICE),
+                       | FIELD(F_DEVICE) | FIELD(F_WAIT_STREAM) | FIELD(F_WAIT_CORR),
     [EV_HOST_SYNC] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
                      | FIELD(F_DEVICE),
     [EV_STREAM_INFO] = FIELD(F_STREAM) | FIELD(F_DEVICE) | FIELD(F_FLAGS) | FIELD(F_PRIORITY),
@@ -43,6 +43,8 @@ static const char *const field_what[F_COUNT] = {
     [F_SYNC_ID] = "\"sync id\": expected a non-negative integer",
     [F_FLAGS] = "\"flags\": expected \"default\" or \"non_blocking\"",
     [F_PRIORITY] = "\"priority\": expected an integer",
+    [F_WAIT_STREAM] = "\"wait_on_stream\": expected an integer",
+    [F_WAIT_CORR] = "\"wait_on_cuda_event_record_corr_id\": expected an integer",
 };
 
 void trace_init(struct trace *t, const char *path)
@@ -89,14 +91,19 @@ static int gpu_kind(const struct event_fields *s)
     return -1;
 }
 
-/* cuda_sync by name: a stream wait or one of the host synchronizations. */
+/* cuda_sync by name: a stream wait or one of the host synchronizations (libautograph's
+ * names, then Kineto's). */
 static enum event_kind sync_kind(const char *name)
 {
+    static const char *const host[] = {
+        "stream synchronize", "event synchronize", "context synchronize",
+        "stream sync", "event sync", "context sync", "device sync",
+    };
     if (strcasecmp(name, "stream wait event") == 0)
         return EV_STREAM_WAIT;
-    if (strcasecmp(name, "stream synchronize") == 0 || strcasecmp(name, "event synchronize") == 0
-        || strcasecmp(name, "context synchronize") == 0)
-        return EV_HOST_SYNC;
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (strcasecmp(name, host[i]) == 0)
+            return EV_HOST_SYNC;
     return EV_OTHER;
 }
 
@@ -239,7 +246,27 @@ static int32_t order_device(const struct event_fields *s)
     return *end == '\0' && v >= INT32_MIN && v <= INT32_MAX ? (int32_t)v : 0;
 }
 
-static void keep_order(struct trace *t, struct js *j, const struct event_fields *s,
+/* Kineto's stream wait names the event record by its call's correlation and stream:
+ * an event record is made for it, tied to the wait by a sync id of their own. */
+static void kineto_wait(struct trace *t, struct js *j, struct event_fields *s)
+{
+    struct order_rec *o;
+    if (!(s->has & FIELD(F_WAIT_STREAM)) || !(s->has & FIELD(F_WAIT_CORR))
+        || s->wait_stream < 0 || s->wait_corr < 0 || (s->has & FIELD(F_SYNC_ID)))
+        return;
+    o = append(j, &t->ord, &t->n_ord, &t->cap_ord, sizeof *t->ord);
+    o->corr = s->wait_corr;
+    o->stream = s->wait_stream;
+    o->sync_id = KINETO_SYNC_ID | (uint64_t)s->wait_corr;
+    o->device = order_device(s);
+    o->kind = ORDER_EVENT_RECORD;
+    o->flags = ORDER_HAS_STREAM | ORDER_HAS_SYNC_ID;
+    s->sync_id = o->sync_id;
+    s->has |= FIELD(F_SYNC_ID);
+    t->kineto_waits++;
+}
+
+static void keep_order(struct trace *t, struct js *j, struct event_fields *s,
                        enum event_kind kind)
 {
     struct order_rec *o;
@@ -248,6 +275,8 @@ static void keep_order(struct trace *t, struct js *j, const struct event_fields 
         t->order_no_corr++;
         return;
     }
+    if (kind == EV_STREAM_WAIT)
+        kineto_wait(t, j, s);
     o = append(j, &t->ord, &t->n_ord, &t->cap_ord, sizeof *t->ord);
     o->corr = s->k.corr;
     o->stream = s->k.stream;

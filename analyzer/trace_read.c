@@ -120,7 +120,7 @@ static void arg_flags(struct reader *r)
 
 enum arg_key {
     A_OTHER, A_GRAPH, A_NODE, A_CORR, A_STREAM, A_DEVICE, A_CHANNEL, A_CHTYPE, A_NAME,
-    A_EVENT, A_SYNC_ID, A_FLAGS, A_PRIORITY
+    A_EVENT, A_SYNC_ID, A_FLAGS, A_PRIORITY, A_WAIT_STREAM, A_WAIT_CORR
 };
 
 /* One comparison per name: dispatch on the first byte. */
@@ -150,6 +150,9 @@ static enum arg_key arg_key(const char *k)
         return strcmp(k, "flags") == 0 ? A_FLAGS : A_OTHER;
     case 'p':
         return strcmp(k, "priority") == 0 ? A_PRIORITY : A_OTHER;
+    case 'w':
+        return strcmp(k, "wait_on_stream") == 0 ? A_WAIT_STREAM
+               : strcmp(k, "wait_on_cuda_event_record_corr_id") == 0 ? A_WAIT_CORR : A_OTHER;
     default:
         return A_OTHER;
     }
@@ -170,6 +173,8 @@ static void read_arg(struct reader *r, enum arg_key key)
     case A_SYNC_ID: arg_u64(r, &r->s.sync_id, F_SYNC_ID); break;
     case A_FLAGS: arg_flags(r); break;
     case A_PRIORITY: arg_int(r, &priority, INT64_MIN, INT64_MAX, F_PRIORITY); break;
+    case A_WAIT_STREAM: arg_int(r, &r->s.wait_stream, INT64_MIN, INT64_MAX, F_WAIT_STREAM); break;
+    case A_WAIT_CORR: arg_int(r, &r->s.wait_corr, INT64_MIN, INT64_MAX, F_WAIT_CORR); break;
     case A_CHTYPE: raw_scalar(&r->j, r->s.chtype); break;
     case A_NAME: string_or_skip(&r->j, r->s.arg_name, sizeof r->s.arg_name); break;
     default: js_skip(&r->j);
@@ -301,6 +306,9 @@ static void read_top_object(struct reader *r)
             js_skip(j);
         }
     }
+    if (!events && r->t->source == SRC_CHROME)
+        js_fail_at(j, 0, "not a trace: a JSON object without \"traceEvents\" (and not a "
+                   "Kineto or libautograph trace)");
     if (!events) {
         r->t->insert_at = js_offset(j) - 1;
         r->t->insert_kind = INSERT_KEY;
@@ -313,8 +321,11 @@ static void read_document(struct reader *r)
     int c = js_peek(&r->j);
     if (c == '{')
         read_top_object(r);
-    else if (c == '[')
+    else if (c == '[') {
         read_events(r);
+        if (r->t->events == 0)
+            js_fail_at(&r->j, 0, "not a trace: an empty array (no events)");
+    }
     else
         js_fail_expected(&r->j, "a trace: a JSON object with \"traceEvents\", or an array "
                          "of events");

@@ -185,6 +185,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by report_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */
+    out->graph_data = nonempty(get("AUTOGRAPH_GRAPH_DATA"));   /* written by graph_data.c */
     out->timing = nonempty(get("AUTOGRAPH_TIMING"));           /* opened by timing.c */
     check_unknown_names(environment);
 }

@@ -43,6 +43,7 @@ struct ag_config {
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
     const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */
     const char *trace;              /* AUTOGRAPH_TRACE: CUPTI trace file, %p = pid (NULL: none) */
+    const char *graph_data;         /* AUTOGRAPH_GRAPH_DATA: folder for the program's graph data, %p = pid */
     const char *timing;             /* AUTOGRAPH_TIMING: window latencies file, %p = pid (NULL: none) */
 };
 

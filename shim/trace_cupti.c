@@ -22,6 +22,11 @@
  * file is completed.  Only the process that started the trace finishes it (a forked
  * child does not).  A context destroyed earlier (cudaDeviceReset) is flushed first,
  * from CUPTI's resource callback, where a subscriber can be had.
+ * CUPTI takes one subscriber per process.  When another client (the PyTorch profiler,
+ * Nsight Systems) already holds it, cuptiSubscribe says so and the tracer does not
+ * start (enabling activity would take that client's records): one line says so and
+ * points to AUTOGRAPH_GRAPH_DATA.  When the tracer takes it while a known client is
+ * loaded (PyTorch), one line says that client will record no GPU work.
  */
 #include "trace_cupti.h"
 #include "trace_json.h"
@@ -55,6 +60,7 @@ void ag_trace_program_graph(void *graph, void *exec)
 #include "engine.h"
 #include "report_introspect.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,14 +263,41 @@ static void CUPTIAPI on_resource(void *user, CUpti_CallbackDomain domain, CUpti_
         cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-/* Flush before a context goes (its records would go with it), where CUPTI lets us. */
-static void watch_contexts(void)
+/* Libraries of CUPTI clients that would find CUPTI taken by the tracer. */
+static const char *const cupti_clients[] = { "libtorch_cuda.so", "libkineto.so", NULL };
+
+/* The one subscriber, taken before any activity is enabled: 1 when another client
+ * holds CUPTI (no trace).  Flushes before a context goes (its records would go with
+ * it), where CUPTI lets us. */
+static int take_subscriber(void)
 {
     CUpti_SubscriberHandle sub;
-    if (cupti.subscribe && cupti.enable_callback &&
-        cupti.subscribe(&sub, on_resource, NULL) == CUPTI_SUCCESS)
+    CUptiResult rc;
+    if (cupti.subscribe == NULL)
+        return 0;
+    rc = cupti.subscribe(&sub, on_resource, NULL);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        ag_log(AG_LOG_WARN, "AUTOGRAPH_TRACE: CUPTI is taken by another client in this process "
+               "(cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), no trace: "
+               "AUTOGRAPH_GRAPH_DATA=DIR writes the program's graph data without CUPTI");
+        return 1;
+    }
+    if (rc != CUPTI_SUCCESS)
+        return 0;
+    if (cupti.enable_callback)
         cupti.enable_callback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    for (const char *const *lib = cupti_clients; *lib; lib++) {
+        void *h = dlopen(*lib, RTLD_NOW | RTLD_NOLOAD);
+        if (h == NULL)
+            continue;
+        dlclose(h);
+        ag_log(AG_LOG_WARN, "AUTOGRAPH_TRACE takes CUPTI's one subscriber: a profiler of %s in "
+               "this process (torch.profiler) records no GPU work; for its trace, unset "
+               "AUTOGRAPH_TRACE and set AUTOGRAPH_GRAPH_DATA=DIR", *lib);
+        break;
+    }
+    return 0;
 }
 
 /* 0, or CUPTI's error of the call that failed (*what names it). */
@@ -311,7 +344,7 @@ static void start(void)
     int rc, apis;
     struct ag_trace_totals none = { 0 };
     ag_expand_pid(trace_path, sizeof trace_path, trace_pattern);
-    if (resolve() != 0 ||
+    if (resolve() != 0 || take_subscriber() != 0 ||
         open_file(cupti.callback_name && (cupti.enable_driver_api || cupti.enable_runtime_api)) != 0)
         return;
     if ((rc = enable_records(&what)) != 0) {
@@ -323,7 +356,6 @@ static void start(void)
     }
     enable_order_records();
     apis = enable_apis(0) + enable_apis(1);
-    watch_contexts();
     snprintf(graphs_path, sizeof graphs_path, "%s.graphs", trace_path);
     ag_dump_graphs_setup(graphs_path);
     trace_pid = getpid();

@@ -375,7 +375,7 @@ MALFORMED = {
     "ignored_sync_id": ('{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "ts": 1.0, '
                         '"dur": 1.0, "args": {"stream": 15, "correlation": 7, '
                         '"sync id": -1, "flags": "odd"}}', None),
-    "ignored_unknown_sync": ('{"ph": "i", "cat": "cuda_sync", "name": "Event Sync", "pid": 0, '
+    "ignored_unknown_sync": ('{"ph": "i", "cat": "cuda_sync", "name": "Unknown", "pid": 0, '
                              '"args": {"correlation": 1.5}}', None),
 }
 
@@ -523,7 +523,7 @@ def prop(args):
         write_trace(trace, trace_events(p, rnd=rnd))
         cmd = [args.analyzer, "-q", "--json", out, "--window-max", str(window_max), trace]
         res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
+        if res.returncode not in (0, 3):     # 3: the report leaves something undecided
             print("gen_eager prop: case %d: analyzer failed: %s" % (case, res.stderr))
             return 1
         with open(out) as f:

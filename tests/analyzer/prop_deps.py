@@ -168,7 +168,7 @@ def run_case(analyzer, rnd, d, case):
     write_case(d, n, preds, timed, replays, gid=5 + case % 7)
     out = subprocess.run([analyzer, "-q", "--json", "-", os.path.join(d, "trace.json")],
                          capture_output=True, text=True)
-    if out.returncode != 0:
+    if out.returncode not in (0, 3):     # 3: the report leaves something undecided
         return "analyzer failed: " + out.stderr
     return check(json.loads(out.stdout), preds, timed, replays)
 

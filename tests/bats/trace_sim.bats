@@ -431,3 +431,51 @@ EOF
     echo "# ea (1 channel): $(echo "$output" | head -n 1)" >&3
     echo "$output" | head -n 1 | grep -q 'windows [1-9]'
 }
+
+@test "trace: CUPTI taken by another client: one line, no trace, the program unchanged" {
+    sim_run taken_plain graph_basic --
+    sim_run taken graph_basic LD_PRELOAD="$shim" AUTOGRAPH_TRACE="$tmp/taken.json" SIM_CUPTI_TAKEN=1 --
+    cat "$tmp/taken.err"
+    [ "$rc_taken" = 0 ]
+    cmp "$tmp/taken_plain.out" "$tmp/taken.out"
+    [ "$(wc -l <"$tmp/taken.err")" -eq 1 ]
+    grep -q 'AUTOGRAPH_TRACE: CUPTI is taken by another client in this process (cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), no trace: AUTOGRAPH_GRAPH_DATA=DIR' "$tmp/taken.err"
+    [ ! -e "$tmp/taken.json" ]
+}
+
+@test "trace: AUTOGRAPH_GRAPH_DATA writes the program's graphs' data without CUPTI, also while CUPTI is taken; the analyzer reads it" {
+    local m rc
+    for m in on off; do
+        sim_run "gd_$m" graph_basic LD_PRELOAD="$shim" AUTOGRAPH=$m AUTOGRAPH_GRAPH_DATA="$tmp/gd_$m.%p" SIM_CUPTI_TAKEN=1 --
+        cat "$tmp/gd_$m.err"
+        rc=rc_gd_$m
+        [ "${!rc}" = 0 ]
+        [ ! -s "$tmp/gd_$m.err" ]
+        ls "$tmp"/gd_$m.*/
+        [ "$(ls "$tmp"/gd_$m.[0-9]*/ | grep -c -- '^pid[0-9]*-program-n[0-9]*\.json$')" -eq 2 ]
+    done
+    local f
+    for f in "$tmp"/gd_on.[0-9]*/*.json; do
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nodes"] and all("kernel_name" in n for n in d["nodes"]), d' "$f"
+    done
+    if [ -x "$analyzer" ]; then
+        # a trace of no GPU work, with these graph files: read, listed, nothing decided
+        printf '{"traceEvents": []}' >"$tmp/empty.json"
+        run "$analyzer" --json "$tmp/r.json" "$tmp/empty.json" "$tmp"/gd_on.[0-9]*
+        [ "$status" -eq 3 ]
+        python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["input"]["graph_files"]) == 2' "$tmp/r.json"
+    fi
+}
+
+@test "trace: gpu_validate.sh --predict (its analysis step) on a simulator trace: 1 channel, the shim's graphs, a shorter span predicted" {
+    [ -x "$analyzer" ] || skip "build/autograph-analyze not built"
+    traced pv branches SIM_CHANNELS=1 AUTOGRAPH_CHUNK=256 -- 20 12 3
+    run bash tests/analyzer/gpu_validate.sh --predict "$tmp/pv.json" graph
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local observed predicted false replays
+    read -r observed predicted false replays <<<"$output"
+    awk -v o="$observed" -v p="$predicted" -v f="$false" -v n="$replays" \
+        'BEGIN { exit !(p < o && f > 0 && n > 0) }'
+    [ -s "$tmp/pv.report.json" ]
+}

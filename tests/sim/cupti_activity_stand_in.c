@@ -18,7 +18,10 @@
  * program: CUPTI writes no record for the driver calls a runtime call makes).
  * SIM_CUPTI_REFUSE=<kind>,... : cuptiActivityEnable* refuse those kinds (numbers of
  * CUpti_ActivityKind) with CUPTI_ERROR_NOT_COMPATIBLE.
- * Not here: subscribers, callbacks, anything else.
+ * Subscribers: one at a time (cuptiSubscribe, cuptiUnsubscribe); cuptiEnableCallback
+ * accepts and never calls back.  SIM_CUPTI_TAKEN=1: another client holds CUPTI, every
+ * cuptiSubscribe answers CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED.
+ * Not here: callbacks, anything else.
  */
 #if defined(__has_include)
 #if __has_include(<cupti.h>)
@@ -415,5 +418,36 @@ STAND_IN CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
     sim_tools_id(SIM_TOOLS_CLOCK, NULL, &ns);
     *timestamp = ns;
     return CUPTI_SUCCESS;
+}
+
+static int subscribed;          /* atomic */
+
+STAND_IN CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
+                                    CUpti_CallbackFunc callback, void *userdata)
+{
+    const char *taken = getenv("SIM_CUPTI_TAKEN");
+    (void)callback, (void)userdata;
+    if (!subscriber)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if ((taken && strcmp(taken, "1") == 0) || __atomic_exchange_n(&subscribed, 1, __ATOMIC_ACQ_REL))
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    *subscriber = (CUpti_SubscriberHandle)&subscribed;
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    if (subscriber != (CUpti_SubscriberHandle)&subscribed)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+    return CUPTI_SUCCESS;
+}
+
+STAND_IN CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                         CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    (void)enable, (void)domain, (void)cbid;
+    return subscriber == (CUpti_SubscriberHandle)&subscribed ? CUPTI_SUCCESS
+                                                              : CUPTI_ERROR_INVALID_PARAMETER;
 }
 #endif
