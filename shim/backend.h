@@ -60,6 +60,13 @@ struct ag_backend {
      * was made without a non-blocking flag), 0 when it does not.  NULL: always 1. */
     int (*stream_blocking)(uintptr_t stream);
 
+    /* 1 when build() orders work on the legacy stream and on blocking streams within a
+     * chunk by edges, as the legacy stream's implicit synchronization orders it: then a
+     * window may mix them, and a chunk that does is launched on the legacy stream
+     * (which orders it with all other work of blocking streams).  0: such a window is
+     * not graphed (legacy_mix). */
+    int legacy_edges;
+
     /* Kernel op `op` (as recorded) and a call of entry point `entry` unloading the
      * module or library `handle` (its first argument): 1 when op's function goes with
      * it, 0 when it does not, -1 when the backend cannot tell.  NULL: always -1 (every

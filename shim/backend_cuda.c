@@ -246,19 +246,104 @@ static void free_nodes(void **nodes, int n)
     }
 }
 
+/* The legacy stream's implicit synchronization inside a chunk: work on the legacy
+ * stream waits for all work submitted before it to every blocking stream (created
+ * without CU_STREAM_NON_BLOCKING, or the per-thread default stream), and such a
+ * stream's work waits for the legacy stream's work submitted before it.  The capture
+ * streams are non-blocking, so those orders become explicit edges: before a legacy
+ * op, from each blocking slot that has had work since; before a blocking slot's op,
+ * from the legacy slot when it has had work since.  (Across chunks the driver keeps
+ * the order: the engine launches a chunk with legacy and blocking work on the legacy
+ * stream.) */
+static int backend_stream_blocking(uintptr_t stream);
+
+struct legacy_order {
+    int slot;                  /* the legacy stream's slot, or -1 */
+    unsigned blocking;         /* slots of blocking streams */
+    unsigned unordered;        /* blocking slots with work no legacy op waited for */
+    unsigned owing;            /* blocking slots that have not waited for legacy work */
+};
+
+static int slot_blocking(uintptr_t stream)
+{
+    return stream == AG_STREAM_PER_THREAD ||
+           (stream != AG_STREAM_LEGACY && backend_stream_blocking(stream));
+}
+
+static void legacy_order_init(struct legacy_order *lo, const struct ag_op *ops, int n)
+{
+    unsigned seen = 0;
+    *lo = (struct legacy_order){ .slot = -1 };
+    for (int j = 0; j < n; j++) {
+        unsigned bit = 1u << ops[j].slot;
+        if (seen & bit)
+            continue;
+        seen |= bit;
+        if (ops[j].stream == AG_STREAM_LEGACY)
+            lo->slot = ops[j].slot;
+        else if (slot_blocking(ops[j].stream))
+            lo->blocking |= bit;
+    }
+    if (lo->slot < 0)
+        lo->blocking = 0;            /* no legacy work: nothing implicit */
+}
+
+/* Stream `to` of the capture waits for what stream `from` has captured so far. */
+static CUresult capture_edge(int from, int to, size_t first_event)
+{
+    DRIVER(record, cuEventRecord);
+    DRIVER(wait, cuStreamWaitEvent);
+    CUevent e = be.events[first_event + (size_t)from];
+    CUresult rc = record(e, be.capture[from]);
+    return rc ? rc : wait(be.capture[to], e, 0);
+}
+
+/* Before op on `slot` is captured: the implicit orders it is owed become edges. */
+static CUresult legacy_before(struct legacy_order *lo, int slot, size_t first_event)
+{
+    unsigned bit = 1u << slot;
+    CUresult rc = CUDA_SUCCESS;
+    if (!lo->blocking)
+        return CUDA_SUCCESS;
+    if (slot == lo->slot) {
+        for (int b = 0; b < AG_MAX_SLOTS && rc == CUDA_SUCCESS; b++)
+            if (lo->unordered & (1u << b))
+                rc = capture_edge(b, slot, first_event);
+        lo->unordered = 0;
+    } else if (lo->owing & bit) {
+        rc = capture_edge(lo->slot, slot, first_event);
+        lo->owing &= ~bit;
+    }
+    return rc;
+}
+
+static void legacy_after(struct legacy_order *lo, int slot)
+{
+    if (slot == lo->slot)
+        lo->owing = lo->blocking;
+    else if (lo->blocking & (1u << slot))
+        lo->unordered |= 1u << slot;
+}
+
 static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgraph *graph,
                               void **nodes)
 {
     DRIVER(begin, cuStreamBeginCapture);
     DRIVER(end, cuStreamEndCapture);
+    struct legacy_order lo;
     CUresult rc, end_rc;
 
+    legacy_order_init(&lo, ops, n);
     rc = begin(be.capture[0], capture_mode());
     if (rc != CUDA_SUCCESS)
         return rc;
     rc = join_streams(nslots, (size_t)n, 1);
-    for (int j = 0; j < n && rc == CUDA_SUCCESS; j++)
-        rc = capture_op(&ops[j], j, be.capture[ops[j].slot], (struct node **)&nodes[j]);
+    for (int j = 0; j < n && rc == CUDA_SUCCESS; j++) {
+        rc = legacy_before(&lo, ops[j].slot, (size_t)n);
+        if (rc == CUDA_SUCCESS)
+            rc = capture_op(&ops[j], j, be.capture[ops[j].slot], (struct node **)&nodes[j]);
+        legacy_after(&lo, ops[j].slot);
+    }
     if (rc == CUDA_SUCCESS)
         rc = join_streams(nslots, (size_t)n, 0);
     end_rc = end(be.capture[0], graph);
@@ -488,6 +573,7 @@ const struct ag_backend ag_cuda_backend = {
     .launch = backend_launch,
     .use_context = backend_use_context,
     .stream_blocking = backend_stream_blocking,
+    .legacy_edges = 1,
     .kernel_unloaded = backend_kernel_unloaded,
     .release_graph = backend_release_graph,
     .release_exec = backend_release_exec,

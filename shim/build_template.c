@@ -204,6 +204,32 @@ static int chunk_link(const struct ag_template *t, const struct ag_chunk *c, int
 }
 
 /* Views of a chunk's ops for the backend: chunk-local slots and links. */
+/* A chunk with work on the legacy stream and on a blocking stream is launched on the
+ * legacy stream (its local slot 0): the launch then waits for all earlier work of
+ * every blocking stream and all later such work waits for it, as the legacy ops it
+ * holds would (inside the chunk the backend adds the edges: backend.h). */
+static void legacy_launches(const struct ag_template *t, struct ag_chunk *c,
+                            struct ag_op *views, int m)
+{
+    int legacy = -1, blocking = 0;
+    unsigned char swap;
+    for (int l = 0; l < c->nslots; l++) {
+        uintptr_t fixed = t->slot_fixed[c->slots[l]];
+        if (fixed == AG_STREAM_LEGACY)
+            legacy = l;
+    }
+    for (int k = 0; legacy > 0 && k < m && !blocking; k++)
+        blocking = views[k].slot != legacy && ag_stream_syncs_with_legacy(views[k].stream);
+    if (legacy <= 0 || !blocking)
+        return;
+    for (int k = 0; k < m; k++)
+        views[k].slot = views[k].slot == legacy ? 0 :
+                        views[k].slot == 0 ? (unsigned char)legacy : views[k].slot;
+    swap = c->slots[0];
+    c->slots[0] = c->slots[legacy];
+    c->slots[legacy] = swap;
+}
+
 static struct ag_op *chunk_views(struct ag_template *t, struct ag_chunk *c,
                                  const struct ag_window *w, size_t a)
 {
@@ -226,6 +252,7 @@ static struct ag_op *chunk_views(struct ag_template *t, struct ag_chunk *c,
             views[k].link = chunk_link(t, c, i);
         views[k].args_len = top->args_len;
     }
+    legacy_launches(t, c, views, m);
     return views;
 }
 
@@ -503,12 +530,14 @@ static int template_points_into(const struct ag_template *t, const void *range)
 
 /* Drops every graph that holds a pointer into [lo, hi) in any of its nodes' args
  * (as built, and as patched in each variant).  Returns how many. */
-int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why)
+int ag_templates_count_pointing_into(uintptr_t lo, uintptr_t hi)
 {
     struct addr_range range = { lo, hi };
-    int dropped = ag_templates_retire_if(template_points_into, &range, why);
-    ag_eng.s.freed_retired += (unsigned long)dropped;
-    return dropped;
+    struct ag_template *t, *tmp;
+    int n = 0;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp)
+        n += !t->failed && template_points_into(t, &range);
+    return n;
 }
 
 /* ---- modules the program unloads ------------------------------------------------ */

@@ -113,10 +113,10 @@ int ag_engine_running(void)
 /* ---- windows ------------------------------------------------------------------- */
 
 /* A stream whose work is implicitly ordered with the legacy stream's: the per-thread
- * default stream and created streams without the non-blocking flag.  A graph keeps
- * only the explicit (event) edges, so such a stream cannot share a graph with the
- * legacy stream; a non-blocking one can. */
-static int syncs_with_legacy(uintptr_t s)
+ * default stream and created streams without the non-blocking flag.  A graph has
+ * only explicit edges: such a stream shares a graph with the legacy stream only
+ * where the backend turns the implicit order into edges (backend.h, legacy_edges). */
+int ag_stream_syncs_with_legacy(uintptr_t s)
 {
     if (s == AG_STREAM_PER_THREAD || ag_eng.be->stream_blocking == NULL)
         return 1;
@@ -145,8 +145,8 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
         ptds += s == AG_STREAM_PER_THREAD;
     }
     for (int k = 0; legacy && k < nseen; k++)
-        others += seen[k] != AG_STREAM_LEGACY && syncs_with_legacy(seen[k]);
-    if (legacy && others)
+        others += seen[k] != AG_STREAM_LEGACY && ag_stream_syncs_with_legacy(seen[k]);
+    if (legacy && others && !ag_eng.be->legacy_edges)
         return AG_SKIP_LEGACY_MIX;
     if (ptds && ag_threads_seen() > 1)
         return AG_SKIP_PTDS_THREADS;
@@ -225,6 +225,7 @@ static void judge_window(void)
     struct ag_window *w = &ag_eng.w;
     struct ag_template *known;
     enum ag_skip why;
+    uint64_t before = ag_eng.last_hash;
     int varied = 0, attempts, seen;
 
     if (w->hash != ag_eng.last_hash) {
@@ -236,6 +237,8 @@ static void judge_window(void)
         ag_light_choose(1);
         if (!known->failed)
             ag_template_credit(known);
+        else
+            ag_futile_judged(w, AG_SKIP_BUILD_FAILED, before);
         return;                      /* already a graph, or known not to build */
     }
     seen = seen_again(w->hash);
@@ -246,6 +249,8 @@ static void judge_window(void)
     why = slice_check(w, 0, w->n);
     if (why == AG_SKIP_NONE && dropped_often(w->hash))
         why = AG_SKIP_DROPPED_OFTEN;
+    if (why != AG_SKIP_NONE && ag_futile_reason(why) && seen > 1)
+        ag_futile_judged(w, why, before);
     if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
     if (why != AG_SKIP_NONE) {
@@ -269,8 +274,10 @@ static void end_window(enum ag_flush_reason reason)
     ag_eng.s.windows++;
     ag_eng.s.light_windows += ag_eng.w.full_from > 0;
     ag_eng.s.flush[reason]++;
-    if (reason != AG_FLUSH_NONE)
+    if (reason != AG_FLUSH_NONE) {
         judge_window();
+        ag_futile_window_end(ag_eng.w.hash);
+    }
     ag_window_reset(&ag_eng.w);
 }
 
@@ -322,6 +329,10 @@ int ag_engine_offer(struct ag_op *op)
     if (ag_eng.app_capturing || ag_engine_is_paused()) {
         ag_lock_give(&engine_lock);
         return AG_PASS;
+    }
+    if (op->light && !ag_light_wants_full(op) && ag_skim_take(op)) {
+        ag_lock_give(&engine_lock);
+        return AG_QUEUED;            /* a false hit of the start filter: still skimmed */
     }
     ag_skim_stop("an op took the recording path");
     if (op->light && ag_light_wants_full(op)) {
@@ -515,15 +526,23 @@ void ag_engine_stream_created(uintptr_t stream)
     ag_lock_give(&engine_lock);
 }
 
+/* A graph pointing into memory being freed is kept: a replay gathers the program's
+ * arguments and patches every node whose bytes differ from those its executable holds
+ * before launching it, so it never launches with the freed pointer unless the program
+ * passes that pointer again (its memory allocated anew, or a dead pointer eager
+ * launches would get too).  An alloc-and-free loop then keeps its graphs. */
 void ag_engine_memory_freed(uintptr_t base, size_t size)
 {
-    char why[112];
+    int kept;
     if (!ag_engine_running())
         return;
-    snprintf(why, sizeof why, "memory it points into is being freed (0x%llx, %zu bytes)",
-             (unsigned long long)base, size);
     ag_engine_lock();
-    ag_templates_drop_pointing_into(base, base + (size ? size : 1), why);
+    kept = ag_templates_count_pointing_into(base, base + (size ? size : 1));
+    ag_eng.s.freed_kept += (unsigned long)kept;
+    if (kept)
+        ag_explain(0, -7, "memory graphs point into is being freed (0x%llx, %zu bytes): "
+                   "graphs kept, their next replays patch those nodes",
+                   (unsigned long long)base, size);
     ag_lock_give(&engine_lock);
 }
 
@@ -534,6 +553,7 @@ void ag_engine_reset_for_tests(void)
     drop_all("reset");
     ag_events_forget_all();
     ag_tune_forget();
+    ag_futile_forget();
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_eng.app_capturing = 0;

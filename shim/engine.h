@@ -110,7 +110,7 @@ static inline int ag_light_may_start(uint64_t hash)
 {
     return (int)((__atomic_load_n(&ag_light_starts, __ATOMIC_RELAXED) >> (hash >> 58)) & 1);
 }
-int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind);
+int ag_engine_light_queue(uint64_t hash, uint64_t skim, uintptr_t stream, int entry, int kind);
 void ag_engine_done(const struct ag_op *op, int result);
 
 /* The replay's fast path (match_replay.c): while a replay waits for its next op

@@ -85,6 +85,9 @@ struct ag_window {              /* what every op appended touches, in two lines 
     struct ag_evpos evmap[AG_EVMAP_SIZE];
     /* period detection over ops [period_base, n) that were issued eagerly */
     size_t period_base, period, run;
+    /* the skim fingerprint of its ops (match_futile.c), valid while no op was held */
+    uint64_t fingerprint;
+    int fingerprint_valid;
     /* the program's own time between its calls: from the return of an op issued
      * eagerly to the arrival of the next op (full path only; engine.c) */
     uint64_t last_return_ns, program_ns;
@@ -177,7 +180,9 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long windows, templates, build_failures, variants;
     unsigned long launches_eager, launches_held_issued;
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
-    unsigned long light_windows, light_ops, freed_retired, skimmed_windows, skimmed_ops;
+    unsigned long light_windows, light_ops, freed_kept, skimmed_windows, skimmed_ops;
+    unsigned long futile_shapes;    /* window shapes found futile (match_futile.c) */
+    unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks cut from the end */
     unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
@@ -214,6 +219,20 @@ struct ag_tune {
     unsigned char stage, done, best;
     unsigned char alike;        /* its candidates cut chunks alike (a paced template's) */
     uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
+};
+
+/* A window shape the engine cannot graph (match_futile.c). */
+#define AG_FUTILE_SIZE     64      /* shapes remembered */
+#define AG_FUTILE_AFTER    3       /* judged ungraphable this often: futile */
+#define AG_FUTILE_RECHECK  256     /* skimmed repeats between two full judgements */
+#define AG_FUTILE_HOLD_OFF 8       /* judged windows without futile skimming after a
+                                    * skimmed repeat of another shape */
+struct ag_futile {
+    uint64_t hash;              /* the window's hash (0: free) */
+    uint64_t fingerprint;       /* its skim fingerprint and op count */
+    uint64_t before;            /* the hash of the window judged before it, last time */
+    uint32_t ops, judged, last, skimmed;
+    unsigned char reason;       /* enum ag_skip */
 };
 
 /* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A
@@ -321,12 +340,16 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_dump dump;
     uint64_t explained[AG_EXPLAINED_SIZE];   /* report_stats.c: (hash, code) pairs told */
     struct ag_launcher launcher __attribute__((aligned(64)));  /* its thread's own lines */
+    struct ag_futile futile[AG_FUTILE_SIZE];   /* match_futile.c */
+    int futile_hold_off;        /* judged windows before futile skimming may start */
 };
 
 extern struct ag_engine ag_eng;
 
 /* engine.c */
 void ag_stream_gone(uintptr_t stream);
+/* Whether work on `stream` is implicitly ordered with the legacy stream's. */
+int ag_stream_syncs_with_legacy(uintptr_t stream);
 int ag_stream_is_dead(uintptr_t stream);
 void ag_engine_lock(void);          /* also drains the calling thread's light queue
                                      * and collects a chunk launch handed off */
@@ -386,7 +409,8 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
  * backend's error. */
 int ag_chunk_new_variant(struct ag_chunk *c);
 void ag_template_retire(struct ag_template *t, const char *why);
-int ag_templates_drop_pointing_into(uintptr_t lo, uintptr_t hi, const char *why);
+/* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */
+int ag_templates_count_pointing_into(uintptr_t lo, uintptr_t hi);
 int ag_templates_drop_unloaded(int entry, uintptr_t handle);
 /* Graph t goes because the program destroyed an event of it or unloaded a module of
  * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
@@ -440,10 +464,26 @@ void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threa
 void ag_light_drain(void);
 
 /* record_skim.c */
-void ag_skim_drain(void);           /* engine lock held: the thread's skimmed ops go in */
+void ag_skim_drain(void);
+int ag_skim_take(const struct ag_op *op);   /* a light op still skimmed: 1 */           /* engine lock held: the thread's skimmed ops go in */
 void ag_skim_choose(void);          /* after a light window that differed */
 void ag_skim_stop(const char *why);
 void ag_skim_window_end(enum ag_flush_reason reason, int alone);
+
+/* match_futile.c */
+uint64_t ag_futile_fold(uint64_t fingerprint, uint64_t word);
+int ag_futile_reason(enum ag_skip why);
+/* A full window judged ungraphable for `why`; `before`: the hash of the window judged
+ * before it.  A shape judged so AG_FUTILE_AFTER times is futile: skimming starts. */
+void ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t before);
+/* A window of hash `hash` was judged: skimming starts if a futile shape follows it. */
+void ag_futile_window_end(uint64_t hash);
+/* A skimmed window ended at a flush point: 1 when it is a futile shape's (skimming
+ * goes on), 0 when it is not, -1 when it is but the next one is to be recorded in full
+ * and judged again. */
+int ag_futile_skimmed(uint64_t fingerprint, unsigned long ops);
+void ag_futile_hold_off(void);      /* a skimmed repeat of another shape stopped skimming */
+void ag_futile_forget(void);
 
 /* report_stats.c */
 void ag_explain_skip(const struct ag_window *w, enum ag_skip why);

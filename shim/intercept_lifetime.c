@@ -47,6 +47,8 @@ static int tracking(void)
 
 static void add(CUresult result, int id, uintptr_t base, size_t size)
 {
+    if (result == CUDA_SUCCESS)
+        ag_record_memory_changed();
     if (result == CUDA_SUCCESS && tracking())
         ag_alloc_add(base, size, ag_entry_name[id]);
 }
@@ -114,6 +116,8 @@ static void freeing(uintptr_t p, size_t size)
 }
 static void freed(CUresult result, int id, uintptr_t p, size_t size)
 {
+    if (result == CUDA_SUCCESS)
+        ag_record_memory_changed();
     if (result == CUDA_SUCCESS && tracking())
         ag_alloc_remove(p, size, ag_entry_name[id]);
 }

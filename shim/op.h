@@ -62,6 +62,9 @@ struct ag_op {
     uintptr_t ctx;               /* context current at the call */
     const unsigned char *shape;  /* identity bytes: compared exactly */
     const unsigned char *args;   /* parameter bytes: patched when they change */
+    uint64_t skim;               /* the op's word in a skim fingerprint (record_skim.c):
+                                  * the hash, or for a kernel launch the cheaper word
+                                  * skimming folds for it */
     const char *reject;          /* set by a recorder that cannot record this call */
     unsigned char light;         /* recorded light: identity only, no args, ctx unknown (0) */
 };
@@ -95,8 +98,8 @@ struct ag_thread_hot {
     int light_queued;            /* light ops in this thread's queue (record_light.c) */
     uintptr_t known_context;     /* in, and the current context then (record_ops.c) */
     struct ag_learnt *learnt;    /* the runtime calls learnt (intercept_cudart.c) */
-    uint64_t skim_fingerprint;   /* this thread's skimmed ops not folded in yet... */
-    unsigned skim_ops, skim_kernels;  /* ...and their counts (record_skim.c) */
+    unsigned skim_ops, skim_kernels;  /* this thread's skimmed ops not counted in yet
+                                       * (record_skim.c) */
 };
 extern AG_TLS struct ag_thread_hot ag_thread_hot;
 

@@ -81,6 +81,7 @@ static inline void ag_rec_op_finish(struct ag_op *op, unsigned char *buf, uint32
     op->args = buf + shape_len;
     op->args_len = args_len;
     op->hash = ag_rec_op_hash(op, buf, shape_len);
+    op->skim = op->hash;
 }
 
 #endif

@@ -301,6 +301,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
     if (buf == NULL)
         return 0;
     op->hash = ag_rec_op_hash(op, buf, (uint32_t)shape_len);     /* args_len is 0 here */
+    op->skim = op->hash;
     if (op->light) {
         op->shape = buf;
         op->shape_len = (uint32_t)shape_len;
@@ -332,7 +333,15 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
     ks = kernel_shape_of(f, grid, block, smem, 0);
     /* the hash that ag_record_kernel gives the same call (args_len 0 when hashed) */
     return ag_engine_light_queue(ag_rec_shape_hash(AG_OP_KERNEL, entry, &ks, sizeof ks),
+                                 skim_word(f, grid, block, smem, stream),
                                  ag_rec_stream_key(stream, entry), entry, AG_OP_KERNEL);
+}
+
+/* A recorded launch's skim word: the one skimming folds for the same call (the light
+ * fast path's word where that path takes the call, else the hash). */
+static int kernel_skimmed_fast(void **params, void **extra, unsigned nattrs)
+{
+    return !(extra && !params) && nattrs == 0;
 }
 
 int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, unsigned gy,
@@ -341,7 +350,11 @@ int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, uns
 {
     const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
     ag_rec_op_init(op, AG_OP_KERNEL, entry, stream);
-    return record_kernel_common(op, f, grid, block, smem, NULL, 0, kernel_params, extra);
+    if (!record_kernel_common(op, f, grid, block, smem, NULL, 0, kernel_params, extra))
+        return 0;
+    if (kernel_skimmed_fast(kernel_params, extra, 0))
+        op->skim = skim_word(f, grid, block, smem, stream);
+    return 1;
 }
 
 static void config_dims(const CUlaunchConfig *config, unsigned grid[3], unsigned block[3])
@@ -363,8 +376,12 @@ int ag_record_kernel_ex(struct ag_op *op, int entry, const CUlaunchConfig *confi
     config_dims(config, grid, block);
     if (config->numAttrs && config->attrs == NULL)
         return ag_rec_reject(op, "cuLaunchKernelEx with attributes missing");
-    return record_kernel_common(op, f, grid, block, config->sharedMemBytes, config->attrs,
-                                config->numAttrs, kernel_params, extra);
+    if (!record_kernel_common(op, f, grid, block, config->sharedMemBytes, config->attrs,
+                              config->numAttrs, kernel_params, extra))
+        return 0;
+    if (kernel_skimmed_fast(kernel_params, extra, config->numAttrs))
+        op->skim = skim_word(f, grid, block, config->sharedMemBytes, config->hStream);
+    return 1;
 }
 
 /* The replay's fast path: a launch with kernelParams (and any launch attributes), as

@@ -99,14 +99,15 @@ int ag_light_wants_full(const struct ag_op *op)
            (ag_eng.by_start && ag_template_find_start(op->hash));
 }
 
-static int enqueue(uint64_t hash, uintptr_t stream, uintptr_t event, int entry, int kind)
+static int enqueue(uint64_t hash, uint64_t skim, uintptr_t stream, uintptr_t event, int entry,
+                   int kind)
 {
     struct light_entry *e;
     int gate = ag_light_open();
     if (!gate || ag_light_may_start(hash) || ag_thread_id() != 1)
         return 0;
     if (gate == 2)
-        return ag_engine_skim(hash, kind == AG_OP_KERNEL);
+        return ag_engine_skim(skim, kind == AG_OP_KERNEL);
     e = &queue[ag_thread_hot.light_queued++];
     e->hash = hash;
     e->stream = stream;
@@ -120,14 +121,14 @@ static int enqueue(uint64_t hash, uintptr_t stream, uintptr_t event, int entry, 
     return 1;
 }
 
-int ag_engine_light_queue(uint64_t hash, uintptr_t stream, int entry, int kind)
+int ag_engine_light_queue(uint64_t hash, uint64_t skim, uintptr_t stream, int entry, int kind)
 {
-    return enqueue(hash, stream, 0, entry, kind);
+    return enqueue(hash, skim, stream, 0, entry, kind);
 }
 
 int ag_engine_light_push(const struct ag_op *op)
 {
-    return op->light && enqueue(op->hash, op->stream, op->event, op->entry, op->kind);
+    return op->light && enqueue(op->hash, op->skim, op->stream, op->event, op->entry, op->kind);
 }
 
 void ag_light_drain(void)

@@ -185,14 +185,35 @@ int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned valu
     return 1;
 }
 
+/* Memory types asked of the driver, per thread, by 4 KiB page: a program copies to
+ * and from the same few buffers (a stack scalar, a staging array) every step, and
+ * each cuPointerGetAttribute is a driver call.  A page's type changes only when the
+ * program allocates, frees, registers or unregisters memory (intercept_lifetime.c
+ * calls ag_record_memory_changed), which empties every thread's cache. */
+#define TYPE_CACHE 64
+static unsigned memory_generation = 1;
+static AG_TLS struct { uintptr_t page; unsigned generation, type; } type_cache[TYPE_CACHE];
+
+void ag_record_memory_changed(void)
+{
+    __atomic_add_fetch(&memory_generation, 1, __ATOMIC_RELEASE);
+}
+
 /* Memory type of an address: CU_MEMORYTYPE_DEVICE / _HOST (pinned), 0 if pageable. */
 static unsigned memory_type(uintptr_t ptr)
 {
     DRIVER_FN(get_attribute, cuPointerGetAttribute);
-    unsigned type = 0;
+    unsigned type = 0, generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
+    uintptr_t page = ptr >> 12;
+    __typeof__(type_cache[0]) *e = &type_cache[(page ^ (page >> 6)) % TYPE_CACHE];
+    if (e->generation == generation && e->page == page)
+        return e->type;
     if (get_attribute == NULL ||
         get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-        return 0;
+        type = 0;
+    e->page = page;
+    e->type = type;
+    e->generation = generation;
     return type;
 }
 

@@ -168,4 +168,8 @@ void ag_record_forget_layouts(void);
  * misses the caches when they are cold (between a Python program's ops). */
 void ag_record_context_may_change(void);
 
+/* The program allocated, freed, registered or unregistered memory: memory types
+ * the recorder remembers are asked again. */
+void ag_record_memory_changed(void);
+
 #endif

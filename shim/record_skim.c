@@ -25,35 +25,55 @@
 #define SKIM_PROBE   32
 #define SKIM_RUN_MAX (1ul << 16)
 
-/* The calling thread's batch is ag_thread_hot's skim_* (op.h): ag_skim_drain reads it
- * under every engine lock. */
+/* The calling thread's batch is ag_thread_hot's skim_ops and skim_kernels (op.h):
+ * ag_skim_drain reads it under every engine lock.  The fingerprint of the window being
+ * skimmed is folded by the one thread that skims (the light gate is closed to every
+ * other), read and reset under the engine lock. */
+static uint64_t running;
+
 int ag_engine_skim(uint64_t word, int kernel)
 {
     struct ag_thread_hot *th = &ag_thread_hot;
     if (ag_thread_id() != 1)
         return 0;
-    th->skim_fingerprint = (th->skim_fingerprint ^ word) * 0xff51afd7ed558ccdull;
+    __atomic_store_n(&running, ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED), word),
+                     __ATOMIC_RELAXED);
     th->skim_ops++;
     th->skim_kernels += (unsigned)kernel;
     if (th->skim_ops == SKIM_BATCH) {
-        ag_engine_lock();            /* folds the batch */
+        ag_engine_lock();            /* counts the batch */
         ag_engine_unlock();
     }
     return 1;
 }
 
-/* Engine lock held (ag_engine_lock): the calling thread's batch goes in. */
+/* Engine lock held: a light op that came to the engine while skimming (the start
+ * filter said "maybe", no template starts with it) is skimmed all the same, when no
+ * op of the window was recorded. */
+int ag_skim_take(const struct ag_op *op)
+{
+    if (!ag_eng.k.on || ag_eng.w.n || ag_thread_id() != 1)
+        return 0;
+    __atomic_store_n(&running, ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED),
+                                              op->skim), __ATOMIC_RELAXED);
+    ag_eng.k.fingerprint = __atomic_load_n(&running, __ATOMIC_RELAXED);
+    ag_eng.k.ops++;
+    ag_eng.s.skimmed_ops++;
+    ag_eng.s.launches_eager += op->kind == AG_OP_KERNEL;
+    return 1;
+}
+
+/* Engine lock held (ag_engine_lock): the calling thread's batch is counted. */
 void ag_skim_drain(void)
 {
     struct ag_skim *k = &ag_eng.k;
     struct ag_thread_hot *th = &ag_thread_hot;
     if (th->skim_ops == 0)
         return;
-    k->fingerprint = ag_hash_mix(k->fingerprint, th->skim_fingerprint);
+    k->fingerprint = __atomic_load_n(&running, __ATOMIC_RELAXED);
     k->ops += th->skim_ops;
     ag_eng.s.skimmed_ops += th->skim_ops;
     ag_eng.s.launches_eager += th->skim_kernels;
-    th->skim_fingerprint = 0;
     th->skim_ops = th->skim_kernels = 0;
     if (k->ops >= SKIM_RUN_MAX)
         ag_skim_stop("no window ended in a long run of skimmed ops");
@@ -85,17 +105,30 @@ void ag_skim_stop(const char *why)
 }
 
 /* A window ended (engine.c): its skimmed ops, if any, are compared with the last
- * skimmed window's at a flush point.  alone: no op of it was recorded. */
+ * skimmed window's at a flush point.  alone: no op of it was recorded.  A window of a
+ * futile shape (match_futile.c) keeps skimming and is not "the one before": a
+ * graphable window interleaved with futile ones is still seen to repeat. */
 void ag_skim_window_end(enum ag_flush_reason reason, int alone)
 {
     struct ag_skim *k = &ag_eng.k;
-    int judge = reason != AG_FLUSH_NONE, repeated;
+    int judge = reason != AG_FLUSH_NONE, repeated, futile;
+    __atomic_store_n(&running, 0, __ATOMIC_RELAXED);
     if (k->ops == 0)
         return;
     ag_eng.s.skimmed_windows++;
     if (alone) {
         ag_eng.s.windows++;
         ag_eng.s.flush[reason]++;
+    }
+    futile = judge && alone && k->on ? ag_futile_skimmed(k->fingerprint, k->ops) : 0;
+    if (futile) {
+        k->fingerprint = 0;
+        k->ops = 0;
+        if (futile < 0) {
+            ag_skim_stop("a futile window is judged again");
+            ag_light_stop();
+        }
+        return;
     }
     repeated = judge && k->fingerprint == k->last_fingerprint && k->ops == k->last_ops;
     k->last_fingerprint = judge ? k->fingerprint : 0;
@@ -105,6 +138,7 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone)
     if (repeated) {
         ag_skim_stop("a skimmed window repeated the one before: recording in full");
         ag_light_stop();
+        ag_futile_hold_off();
     } else if (k->on && ++k->streak % SKIM_PROBE == 0) {
         k->on = 0;                   /* one light window: repeats inside windows */
         ag_light_gate_update();

@@ -53,6 +53,8 @@ void ag_window_reset(struct ag_window *w)
     w->ctx = 0;
     w->full_from = 0;
     w->hash = WINDOW_SEED;
+    w->fingerprint = 0;
+    w->fingerprint_valid = 1;
     w->kernels = 0;
     w->period_base = 0;
     w->period = 0;
@@ -196,6 +198,7 @@ struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op)
         mark(w, AG_SKIP_CONTEXT);
     o = &w->ops[w->n];
     *o = (struct ag_wop){ .id = op->id, .ctx = op->ctx, .light = op->light };
+    w->fingerprint = ag_futile_fold(w->fingerprint, op->skim);
     if (op->light) {
         o->layout = NULL;               /* no bytes kept: none to read back */
         o->shape_len = o->args_len = 0;
@@ -223,6 +226,7 @@ static AG_INLINE struct ag_wop *append_held(struct ag_window *w, const struct ag
         .args_len = h->args_len, .args_off = put(w, h->args, h->args_len),
         .entry = h->entry, .kind = kind, .held = 1,
     };
+    w->fingerprint_valid = 0;           /* a held window is graphed, not futile */
     if (kind == AG_OP_EVENT_WAIT)
         o->link_back = h->link_back;    /* looked up by the caller: not probed again */
     else if (kind != AG_OP_KERNEL)

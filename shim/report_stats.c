@@ -136,13 +136,15 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slaunches_threaded %lu\n", prefix, s->launches_threaded);
     fprintf(out, "%slaunches_taken_back %lu\n", prefix, s->launches_taken_back);
     fprintf(out, "%sgraph_bytes_peak %zu\n", prefix, s->graph_bytes_peak);
-    fprintf(out, "%sretired_freed_memory %lu\n", prefix, s->freed_retired);
+    fprintf(out, "%skept_freed_memory %lu\n", prefix, s->freed_kept);
     fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);
     fprintf(out, "%slate_issue_failures %lu\n", prefix, s->issue_failures);
     fprintf(out, "%slight_windows %lu\n", prefix, s->light_windows);
     fprintf(out, "%slight_ops %lu\n", prefix, s->light_ops);
     fprintf(out, "%sskimmed_windows %lu\n", prefix, s->skimmed_windows);
     fprintf(out, "%sskimmed_ops %lu\n", prefix, s->skimmed_ops);
+    fprintf(out, "%sfutile_shapes %lu\n", prefix, s->futile_shapes);
+    fprintf(out, "%sfutile_windows %lu\n", prefix, s->futile_windows);
     for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
         if (s->flush[r])
             fprintf(out, "%sflush %s %lu\n", prefix,

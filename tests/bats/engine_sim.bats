@@ -480,11 +480,18 @@ want() {
     [ "$waits" -le $((2 * 40 + 4 * ${S[replays]})) ]
 }
 
-@test "engine_cases: the legacy stream with a blocking stream is not graphed (legacy_mix, explained): same log" {
+@test "engine_cases: the legacy stream with a blocking stream shares a graph, its implicit order as edges: same log, graphed" {
     cases legacy-blocking 40
-    want "skip legacy_mix" -eq 40    # every window
-    want launches_graphed -eq 0
-    grep -q '^libautograph: explain: window of 12 ops: not graphed: legacy_mix; streams: legacy (op 0, cuLaunchKernel), 0x[0-9a-f]* (op 2, cuStreamWaitEvent)$' "$tmp/shim.err"
+    want "skip legacy_mix" -eq 0
+    want replays -ge 30
+    want launches_graphed -gt 0
+}
+
+@test "engine_cases: in chunks of 2 ops the legacy stream with a blocking stream: same log, graphed" {
+    CASES_ENV+=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1)
+    cases legacy-blocking 40
+    want "skip legacy_mix" -eq 0
+    want launches_graphed -gt 0
 }
 
 # slow_chunks N PLAN: engine_cases slow 30 5 (40 launches, the program busy 5 us before
@@ -610,13 +617,14 @@ slow_chunks() {
     grep -q 'replay stopped at op 2: an event the program destroyed; the held ops were issued eagerly$' "$tmp/shim.err"
 }
 
-@test "engine_cases: when an event node cannot be parked, the graph goes (3 times, then dropped_often); when it cannot be patched, the replay goes eager: same log" {
+@test "engine_cases: when an event node cannot be parked, the graph goes (3 times, then dropped_often, then skimmed as futile); when it cannot be patched, the replay goes eager: same log" {
     local fn
     for fn in cuGraphEventRecordNodeSetEvent cuGraphExecEventRecordNodeSetEvent; do
         CASES_ENV=(AUTOGRAPH_INJECT_FAULTS="$fn:1,$fn:2,$fn:3,$fn:4,$fn:5,$fn:6,$fn:7,$fn:8")
         cases event-churn 40
         want retired -ge 3
-        want "skip dropped_often" -ge 20
+        want "skip dropped_often" -ge 3
+        want futile_windows -ge 20
     done
     # use 1 parks the node at the first destroy, use 2 patches it at the next replay
     CASES_ENV=(AUTOGRAPH_INJECT_FAULTS=cuGraphExecEventRecordNodeSetEvent:2)

@@ -138,6 +138,20 @@ eg_held_runtime() {
     eg_repeating engine_shared legacy 200
 }
 
+# The legacy stream and a blocking stream ordered only by the legacy stream's implicit
+# synchronization, in one window: graphed with that order as edges (a long kernel on
+# the blocking stream is followed by a legacy kernel reading its output).
+@test "engine: legacymix 100 (legacy + blocking stream, implicit order), static cudart: same bytes, graphed > 0, no legacy_mix" {
+    eg_repeating engine_static legacymix 100 || return 1
+    eg_summary_wants "skip legacy_mix" -eq 0
+}
+@test "engine: legacymix 100, shared cudart: same bytes, graphed > 0" {
+    eg_repeating engine_shared legacymix 100
+}
+@test "engine: legacymix 100 in chunks of 2 ops (legacy-and-blocking chunks launched on the legacy stream): same bytes, graphed > 0" {
+    eg_repeating_with AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1 engine_static legacymix 100
+}
+
 @test "engine: norepeat 200, static cudart: same bytes, nothing graphed" {
     eg_norepeat engine_static norepeat 200
 }

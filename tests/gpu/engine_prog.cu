@@ -26,6 +26,13 @@
 //                                mismatch just after fork's destroy)
 //   engine_prog legacy ITERS     5 kernels on the legacy default stream (stream 0), then
 //                                cudaDeviceSynchronize
+//   engine_prog legacymix ITERS  a blocking stream s (cudaStreamCreate) and the legacy
+//                                stream taking turns, ordered only by the legacy stream's
+//                                implicit synchronization: a long k_heavy on s writes x, a
+//                                legacy kernel reads it, k_combine on s reads that, a
+//                                legacy k_affine, a last kernel on s; cudaStreamSynchronize(s)
+//                                (a graph without the implicit order as edges would let the
+//                                legacy kernel read x before the long kernel wrote it)
 //   engine_prog norepeat ITERS   windows that never repeat: the kernel sequence of window w
 //                                is the base-4 digits of w+1 (all distinct), the grid size
 //                                changes every launch; a sync after each window
@@ -441,6 +448,32 @@ static int mode_legacy(int iters)
     return 0;
 }
 
+static int mode_legacymix(int iters)
+{
+    const int n = 1 << 16, bs = 256, g = n / bs;
+    unsigned *x = dev_u(n, 41u, 0), *y = dev_u(n, 42u, 0), *z = dev_u(n, 43u, 0);
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));            // blocking: implicitly ordered with stream 0
+    CK(cudaDeviceSynchronize());
+    for (int it = 0; it < iters; it++) {
+        KL(k_heavy<<<g, bs, 0, s>>>(x, z, n, 1u + (unsigned)it, 2000));
+        KL(k_heavy<<<g, bs>>>(y, x, n, 2u, 1));
+        KL(k_combine<<<g, bs, 0, s>>>(z, y, x, n));
+        KL(k_affine<<<g, bs>>>(z, n, 3u, 9u));
+        KL(k_heavy<<<g / 2, bs, 0, s>>>(x, z, n / 2, 4u, 2));
+        CK(cudaStreamSynchronize(s));
+    }
+    CK(cudaDeviceSynchronize());
+    print_dev("x", x, n * sizeof *x);
+    print_dev("y", y, n * sizeof *y);
+    print_dev("z", z, n * sizeof *z);
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(z));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
 static int mode_norepeat(int iters)
 {
     const int n = 8192, bs = 64;
@@ -661,7 +694,7 @@ static int usage(const char *argv0)
     fprintf(stderr,
             "usage: %s tiny N ITERS | jacobi ITERS | scalar ITERS | forkjoin ITERS |\n"
             "       churn ITERS | eventmid ITERS [MISMATCH_EVERY] |\n"
-            "       legacy ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
+            "       legacy ITERS | legacymix ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
             "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY] |\n"
             "       exattrs ITERS [MISMATCH_EVERY]\n",
             argv0);
@@ -700,6 +733,8 @@ int main(int argc, char **argv)
         rc = mode_forkjoin(a, 1, -1);
     } else if (!strcmp(g_mode, "legacy")) {
         rc = mode_legacy(a);
+    } else if (!strcmp(g_mode, "legacymix")) {
+        rc = mode_legacymix(a);
     } else if (!strcmp(g_mode, "norepeat")) {
         rc = mode_norepeat(a);
     } else if (!strcmp(g_mode, "hostwork")) {

@@ -174,6 +174,7 @@ static void submit_on(int fn, uint64_t arg, uintptr_t stream)
         .kind = AG_OP_KERNEL, .stream = stream, .shape = shape, .shape_len = 8,
         .hash = ag_hash_bytes(7, shape, 8), .light = (unsigned char)ag_engine_light_hint(),
     };
+    op.skim = op.hash;              /* as the recorders set it for a call skimmed by hash */
     int how;
     submitted_stream[nsubmitted] = stream;
     submitted[nsubmitted++] = arg;
@@ -326,10 +327,64 @@ static void test_skimming(void)
     ag_eng.p.skim_after = 0;
 }
 
-/* Freeing memory a graph points into drops that graph only; it is rebuilt when its
- * window returns. */
+/* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
+ * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
+ * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
+ * futile ones is still recorded, built and replayed, and the futile ones after it are
+ * skimmed; a changed program is graphed. */
+static void test_futile(void)
+{
+    unsigned long full_before;
+    reset();
+    ag_eng.p.skim_after = 8;
+    for (int it = 0; it < 100; it++) {
+        submit(50, (uint64_t)it);
+        submit(51, (uint64_t)it);
+        sync_point();
+    }
+    CHECK(ag_eng.s.futile_shapes == 1 && ag_eng.s.futile_windows == 96);
+    CHECK(ag_eng.s.skip[AG_SKIP_SHORT] == 4 && builds == 0 && same_order());
+    full_before = ag_eng.s.skip[AG_SKIP_SHORT];
+    for (int it = 0; it < AG_FUTILE_RECHECK + 10; it++) {
+        submit(50, (uint64_t)it);
+        submit(51, (uint64_t)it);
+        sync_point();
+    }
+    CHECK(ag_eng.s.skip[AG_SKIP_SHORT] == full_before + 1 && same_order());
+    for (int it = 0; it < 40; it++) {         /* futile A, graphable B, in turn */
+        submit(50, (uint64_t)it);
+        submit(51, (uint64_t)it);
+        sync_point();
+        for (int k = 0; k < 6; k++)
+            submit(60 + k, (uint64_t)(it * 10 + k));
+        sync_point();
+    }
+    CHECK(builds == 1 && launches > 20 && same_order());
+    full_before = ag_eng.s.futile_windows;
+    for (int it = 0; it < 10; it++) {
+        submit(50, (uint64_t)it);
+        submit(51, (uint64_t)it);
+        sync_point();
+        for (int k = 0; k < 6; k++)
+            submit(60 + k, (uint64_t)(it * 10 + k));
+        sync_point();
+    }
+    CHECK(ag_eng.s.futile_windows >= full_before + 9 && same_order());
+    for (int it = 0; it < 6; it++) {          /* the program changes: graphed */
+        for (int k = 0; k < 5; k++)
+            submit(70 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(builds == 2 && same_order());
+    ag_eng.p.skim_after = 0;
+}
+
+/* Freeing memory a graph points into keeps the graph (kept_freed_memory counts it);
+ * its next replay patches the nodes whose args changed (the window on new memory) and
+ * launches nothing that still points into the freed memory. */
 static void test_memory_freed(void)
 {
+    int patched;
     reset();
     for (int it = 0; it < 4; it++) {          /* window A points at 0x10000 (op 2) */
         for (int k = 0; k < 6; k++)
@@ -343,19 +398,21 @@ static void test_memory_freed(void)
     }
     CHECK(builds == 2);
     ag_engine_memory_freed(0x20000, 64);        /* nobody points there */
-    CHECK(builds == 2 && launches == 2 * 2 * 1);
+    CHECK(builds == 2 && launches == 2 * 2 * 1 && ag_eng.s.freed_kept == 0);
     ag_engine_memory_freed(0x10000, 64);        /* A's interior pointer 0x10010 */
+    CHECK(ag_eng.s.freed_kept == 1);
     launches = 0;
     for (int k = 0; k < 6; k++)                 /* B still replays */
         submit(50 + k, (uint64_t)k);
     sync_point();
     CHECK(launches == 1);
-    for (int it = 0; it < 4; it++) {          /* A: eager twice more, then rebuilt */
+    patched = patches;
+    for (int it = 0; it < 4; it++) {          /* A on new memory: replayed, patched */
         for (int k = 0; k < 6; k++)
-            submit(k, k == 2 ? 0x10000 + 8 * (uint64_t)k : (uint64_t)k);
+            submit(k, k == 2 ? 0x90000 + 8 * (uint64_t)k : (uint64_t)k);
         sync_point();
     }
-    CHECK(builds == 3 && same_order());
+    CHECK(builds == 2 && launches == 5 && patches > patched && same_order());
 }
 
 /* ---- event destroys inside a window --------------------------------------------------- */
@@ -401,6 +458,7 @@ static void submit_event_op(int kind, uintptr_t event, uintptr_t stream)
         .shape = sh, .shape_len = 8, .args = (const unsigned char *)&handle,
         .args_len = 8, .hash = ag_hash_bytes((uint64_t)kind, sh, 8),
     };
+    op.skim = op.hash;
     submitted_stream[nsubmitted] = op.stream;
     submitted[nsubmitted++] = handle;
     if (ag_replay_open() && ag_engine_fast_event(&(struct ag_fast_event){
@@ -937,6 +995,7 @@ int main(void)
     test_streams();
     test_light_recording();
     test_skimming();
+    test_futile();
     test_memory_freed();
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
