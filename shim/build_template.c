@@ -458,6 +458,24 @@ static int better_start(const struct ag_template *a, const struct ag_template *b
 }
 
 /* The live template a replay starting with an op of this key begins with, or NULL. */
+/* Of templates with the same first op, the one window shape that came after the
+ * window just judged last time: a training step cut by synchronous copies into windows
+ * that begin with the same kernel (a layer norm) starts each one's replay with its own
+ * template, where credits alone would pick one of them for both.  NULL: none or
+ * several such. */
+static struct ag_template *after_last_window(const struct ag_start *s)
+{
+    struct ag_template *found = NULL;
+    for (struct ag_template *t = s->list; t; t = t->next_same_start) {
+        if (t->retired || t->prev_hash != ag_eng.last_hash || ag_eng.last_hash == 0)
+            continue;
+        if (found)
+            return NULL;
+        found = t;
+    }
+    return found;
+}
+
 struct ag_template *ag_template_find_start(uint64_t start_key)
 {
     struct ag_start *s;
@@ -465,6 +483,8 @@ struct ag_template *ag_template_find_start(uint64_t start_key)
     HASH_FIND(hh, ag_eng.by_start, &start_key, sizeof start_key, s);
     if (s == NULL)
         return NULL;
+    if (s->list && s->list->next_same_start && (best = after_last_window(s)) != NULL)
+        return best;
     for (struct ag_template *t = s->list; t; t = t->next_same_start)
         if (!t->retired && (best == NULL || better_start(t, best)))
             best = t;

@@ -235,6 +235,7 @@ static void judge_window(void)
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {
         ag_light_choose(1);
+        known->prev_hash = before;
         if (!known->failed)
             ag_template_credit(known);
         else
@@ -259,6 +260,8 @@ static void judge_window(void)
     }
     forget_recent(w->hash);
     known = ag_template_build(w, 0, w->n, attempts);
+    if (known)
+        known->prev_hash = before;
     if (known && !known->failed)
         ag_template_credit(known);
 }

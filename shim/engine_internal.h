@@ -148,6 +148,7 @@ struct ag_template {            /* a held op reads its first line */
     unsigned long replays, mismatches;
     uint64_t used;              /* replay clock of its last launch, or of its build */
     unsigned start_score;       /* windows of its shape lately (ag_template_credit) */
+    uint64_t prev_hash;         /* the window judged before its shape's, last time */
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
 };

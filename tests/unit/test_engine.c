@@ -327,6 +327,38 @@ static void test_skimming(void)
     ag_eng.p.skim_after = 0;
 }
 
+/* Two windows of one step that begin with the same op (a layer norm after each
+ * synchronous copy), in turn: each one's replay starts with its own template (the one
+ * that came after the window before last time), so neither mismatches once built. */
+static void test_same_start_windows(void)
+{
+    unsigned long mismatches;
+    int built;
+    reset();
+    for (int it = 0; it < 6; it++) {
+        for (int k = 0; k < 6; k++)
+            submit(k == 0 ? 80 : 81 + k, (uint64_t)k);
+        sync_point();
+        for (int k = 0; k < 8; k++)
+            submit(k == 0 ? 80 : 90 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(builds >= 2 && same_order());
+    mismatches = ag_eng.s.mismatches;
+    built = builds;
+    launches = 0;
+    for (int it = 0; it < 20; it++) {
+        for (int k = 0; k < 6; k++)
+            submit(k == 0 ? 80 : 81 + k, (uint64_t)k);
+        sync_point();
+        for (int k = 0; k < 8; k++)
+            submit(k == 0 ? 80 : 90 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.mismatches == mismatches && builds == built && launches >= 40 &&
+          same_order());
+}
+
 /* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
@@ -996,6 +1028,7 @@ int main(void)
     test_light_recording();
     test_skimming();
     test_futile();
+    test_same_start_windows();
     test_memory_freed();
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
