@@ -458,22 +458,33 @@ static int better_start(const struct ag_template *a, const struct ag_template *b
 }
 
 /* The live template a replay starting with an op of this key begins with, or NULL. */
-/* Of templates with the same first op, the one window shape that came after the
- * window just judged last time: a training step cut by synchronous copies into windows
+/* Of templates with the same first op, the one whose shape came after the window just
+ * judged, those last times: a training step cut by synchronous copies into windows
  * that begin with the same kernel (a layer norm) starts each one's replay with its own
- * template, where credits alone would pick one of them for both.  NULL: none or
- * several such. */
+ * template, where credits alone would pick one of them for both.  NULL: no window
+ * shape followed the last one AG_SUCCESSOR_SURE times in a row, or no template of
+ * that shape starts with this op. */
 static struct ag_template *after_last_window(const struct ag_start *s)
 {
-    struct ag_template *found = NULL;
-    for (struct ag_template *t = s->list; t; t = t->next_same_start) {
-        if (t->retired || t->prev_hash != ag_eng.last_hash || ag_eng.last_hash == 0)
-            continue;
-        if (found)
-            return NULL;
-        found = t;
+    const struct ag_successor *e = &ag_eng.successors[ag_eng.last_hash % AG_SUCCESSORS];
+    if (ag_eng.last_hash == 0 || e->before != ag_eng.last_hash || e->streak < AG_SUCCESSOR_SURE)
+        return NULL;
+    for (struct ag_template *t = s->list; t; t = t->next_same_start)
+        if (!t->retired && t->hash == e->next)
+            return t;
+    return NULL;
+}
+
+void ag_successor_note(uint64_t before, uint64_t next)
+{
+    struct ag_successor *e = &ag_eng.successors[before % AG_SUCCESSORS];
+    if (before == 0)
+        return;
+    if (e->before == before && e->next == next) {
+        e->streak += e->streak < AG_SUCCESSOR_SURE;
+        return;
     }
-    return found;
+    *e = (struct ag_successor){ .before = before, .next = next, .streak = 1 };
 }
 
 struct ag_template *ag_template_find_start(uint64_t start_key)

@@ -228,6 +228,7 @@ static void judge_window(void)
     uint64_t before = ag_eng.last_hash;
     int varied = 0, attempts, seen;
 
+    ag_successor_note(before, w->hash);
     if (w->hash != ag_eng.last_hash) {
         varied = ag_eng.last_hash != 0;
         ag_eng.last_hash = w->hash;
@@ -235,7 +236,6 @@ static void judge_window(void)
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {
         ag_light_choose(1);
-        known->prev_hash = before;
         if (!known->failed)
             ag_template_credit(known);
         else
@@ -260,8 +260,6 @@ static void judge_window(void)
     }
     forget_recent(w->hash);
     known = ag_template_build(w, 0, w->n, attempts);
-    if (known)
-        known->prev_hash = before;
     if (known && !known->failed)
         ag_template_credit(known);
 }
@@ -440,6 +438,7 @@ static void drop_all(const char *why)
     }
     ag_eng.last_hash = 0;
     memset(ag_eng.recent, 0, sizeof ag_eng.recent);
+    memset(ag_eng.successors, 0, sizeof ag_eng.successors);
     ag_light_forget_starts();
     ag_light_stop();
 }

@@ -148,7 +148,6 @@ struct ag_template {            /* a held op reads its first line */
     unsigned long replays, mismatches;
     uint64_t used;              /* replay clock of its last launch, or of its build */
     unsigned start_score;       /* windows of its shape lately (ag_template_credit) */
-    uint64_t prev_hash;         /* the window judged before its shape's, last time */
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
 };
@@ -221,6 +220,12 @@ struct ag_tune {
     unsigned char alike;        /* its candidates cut chunks alike (a paced template's) */
     uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
 };
+
+/* The window shape that followed a window shape (build_template.c): a replay starts
+ * with the template of that shape where several start with the same op. */
+#define AG_SUCCESSORS      64      /* window shapes whose successor is kept (by hash) */
+#define AG_SUCCESSOR_SURE  2       /* times in a row before it is relied on */
+struct ag_successor { uint64_t before, next; unsigned streak; };
 
 /* A window shape the engine cannot graph (match_futile.c). */
 #define AG_FUTILE_SIZE     64      /* shapes remembered */
@@ -342,6 +347,7 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     uint64_t explained[AG_EXPLAINED_SIZE];   /* report_stats.c: (hash, code) pairs told */
     struct ag_launcher launcher __attribute__((aligned(64)));  /* its thread's own lines */
     struct ag_futile futile[AG_FUTILE_SIZE];   /* match_futile.c */
+    struct ag_successor successors[AG_SUCCESSORS];  /* build_template.c */
     int futile_hold_off;        /* judged windows before futile skimming may start */
 };
 
@@ -404,6 +410,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
+void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window followed one */
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 /* One more executable of chunk c, made from its graph, holding c->base: 0 or the

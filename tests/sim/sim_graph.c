@@ -220,8 +220,35 @@ CUresult sim_op_from_params(CUgraphNodeType type, const void *params, sim_op *op
 
 /* ---- order and execution */
 
-/* Kahn's algorithm; among ready nodes the earliest created goes first.
- * Returns how many nodes were ordered (fewer than all: a cycle). */
+/* SIM_GRAPH_ORDER=latest: among ready nodes the latest created goes first, so that
+ * a graph missing an edge its ops needed runs them out of submission order. */
+static int latest_first(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("SIM_GRAPH_ORDER");
+        v = e && !strcmp(e, "latest");
+    }
+    return v;
+}
+
+/* The ready node to run next (n: none). */
+static size_t next_ready(size_t n, const size_t *waiting, const char *emitted)
+{
+    size_t found = n;
+    for (size_t i = 0; i < n; i++) {
+        if (emitted[i] || waiting[i])
+            continue;
+        found = i;
+        if (!latest_first())
+            break;
+    }
+    return found;
+}
+
+/* Kahn's algorithm; among ready nodes the earliest created goes first (the latest with
+ * SIM_GRAPH_ORDER=latest).  Returns how many nodes were ordered (fewer than all: a
+ * cycle). */
 size_t sim_graph_order(const sim_graph *g, sim_node ***out)
 {
     size_t n = g->nodes.n, done = 0;
@@ -232,9 +259,7 @@ size_t sim_graph_order(const sim_graph *g, sim_node ***out)
     for (size_t i = 0; i < n; i++)
         waiting[i] = g->nodes.v[i]->deps.n;
     while (done < n) {
-        size_t i = 0;
-        while (i < n && (emitted[i] || waiting[i]))
-            i++;
+        size_t i = next_ready(n, waiting, emitted);
         if (i == n)
             break;
         emitted[i] = 1;

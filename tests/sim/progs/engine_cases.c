@@ -24,6 +24,13 @@
  *                   e1 on s, makes s2 wait for it, launches 3 onto c on s2, records e2
  *                   on s2 and passes the turn back; the main thread makes s wait for
  *                   e2, launches 4 onto s and calls cuStreamSynchronize(s).
+ *   legacy-implicit created blocking stream s and the legacy stream ordered by the
+ *                   legacy stream's implicit synchronization only (no event): on a,
+ *                   add on s, neg on legacy, add on s, neg on legacy; on b, add on
+ *                   legacy, neg on s, add on legacy, then add on s and neg on legacy
+ *                   on c; cuStreamSynchronize(s).  In-place kernels: another order
+ *                   gives other sums (run with SIM_GRAPH_ORDER=latest, a graph
+ *                   missing an edge runs its ops out of order).
  *   legacy-nonblocking, legacy-blocking
  *                   the legacy stream (handle 0) and a created stream s (with
  *                   CU_STREAM_NON_BLOCKING, or without), fork/join by events: a
@@ -440,6 +447,21 @@ static void fork_join_iteration(void)
 
 /* ---- legacy-nonblocking, legacy-blocking ---- */
 
+static void legacy_implicit_iteration(void)
+{
+    CUstream legacy = NULL;
+    add(&a, s);
+    neg(&a, legacy);
+    add(&a, s);
+    neg(&a, legacy);
+    add(&b, legacy);
+    neg(&b, s);
+    add(&b, legacy);
+    add(&c, s);
+    neg(&c, legacy);
+    CK(cuStreamSynchronize(s));
+}
+
 static void legacy_iteration(void)
 {
     CUstream legacy = NULL;
@@ -470,15 +492,16 @@ int main(int argc, char **argv)
     int attr = !strcmp(mode, "attr-same") ? 0 : !strcmp(mode, "attr-smem") ? 1
              : !strcmp(mode, "attr-policy") ? 2 : -1;
     int legacy = !strcmp(mode, "legacy-nonblocking") || !strcmp(mode, "legacy-blocking");
+    int implicit = !strcmp(mode, "legacy-implicit");
     int fork_join = !strcmp(mode, "fork-join"), twice = !strcmp(mode, "event-twice");
     int mid = twice || !strcmp(mode, "event-mid"), ex_attrs = !strcmp(mode, "ex-attrs");
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
-    if ((attr < 0 && !legacy && !fork_join && !slow && !unload && !churn && !lower &&
+    if ((attr < 0 && !legacy && !implicit && !fork_join && !slow && !unload && !churn && !lower &&
          !toggle && !mid && !ex_attrs && strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload || toggle || mid || ex_attrs ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|fork-join|slow|unload|event-churn|"
+                        "legacy-nonblocking|legacy-blocking|legacy-implicit|fork-join|slow|unload|event-churn|"
                         "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle|ex-attrs "
                         "ITER "
                         "[EVERY [kernel]]\n");
@@ -487,8 +510,8 @@ int main(int argc, char **argv)
     prog_setup(&ctx, &mod);
     CK(cuModuleGetFunction(&add_one, mod, "add_one"));
     CK(cuModuleGetFunction(&scale, mod, "scale"));
-    CK(cuStreamCreate(&s, !strcmp(mode, "legacy-blocking") ? CU_STREAM_DEFAULT
-                                                           : CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s, !strcmp(mode, "legacy-blocking") || implicit ? CU_STREAM_DEFAULT
+                                                                       : CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
     CK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
@@ -521,6 +544,9 @@ int main(int argc, char **argv)
     } else if (legacy) {
         for (int it = 0; it < iters; it++)
             legacy_iteration();
+    } else if (implicit) {
+        for (int it = 0; it < iters; it++)
+            legacy_implicit_iteration();
     } else if (fork_join) {
         for (int it = 0; it < iters; it++)
             fork_join_iteration();
