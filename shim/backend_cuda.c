@@ -457,9 +457,10 @@ static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op
 {
     DRIVER(set, cuGraphExecKernelNodeSetParams);
     CUDA_KERNEL_NODE_PARAMS p = n->p.kernel;
+    const struct ag_kernel_dims d = ag_kernel_dims_of(op->args);
     struct ag_kernel_args ka;
     struct ag_smem_raised raised = { 0 };
-    int pushed = 0, lift = p.sharedMemBytes &&
+    int pushed = 0, lift = (p.sharedMemBytes || d.smem) &&
                            __atomic_load_n(&ag_smem_limit_changed, __ATOMIC_RELAXED);
     CUresult rc = ag_kernel_args_open(op, &ka);
 
@@ -469,6 +470,9 @@ static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op
         raise_smem_limits(&raised, op, 1);
     p.kernelParams = ka.params;
     p.extra = ka.extra;
+    p.gridDimX = d.grid[0], p.gridDimY = d.grid[1], p.gridDimZ = d.grid[2];
+    p.blockDimX = d.block[0], p.blockDimY = d.block[1], p.blockDimZ = d.block[2];
+    p.sharedMemBytes = d.smem;
     rc = set(exec, n->node, &p);
     ag_smem_restore(&raised);
     if (lift)

@@ -14,6 +14,7 @@
 static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
 {
     const struct ag_kernel_shape *ks = (const void *)op->shape;
+    const struct ag_kernel_dims d = ag_kernel_dims_of(op->args);
     struct ag_kernel_args ka;
     CUresult rc = ag_kernel_args_open(op, &ka);
 
@@ -21,17 +22,17 @@ static CUresult issue_kernel(const struct ag_op *op, CUstream stream)
         return rc;
     if (ks->nattrs == 0 && (op->entry == AG_EP_cuLaunchKernel || op->entry == AG_EP_cuLaunchKernel_ptsz)) {
         __typeof__(&cuLaunchKernel) launch = ag_real_fn(op->entry);
-        rc = launch((CUfunction)(uintptr_t)ks->func, ks->grid[0], ks->grid[1], ks->grid[2],
-                    ks->block[0], ks->block[1], ks->block[2], ks->smem, stream,
+        rc = launch((CUfunction)(uintptr_t)ks->func, d.grid[0], d.grid[1], d.grid[2],
+                    d.block[0], d.block[1], d.block[2], d.smem, stream,
                     ka.params, ka.extra);
     } else {
         __typeof__(&cuLaunchKernelEx) launch = ag_real_fn(op->entry);
         CUlaunchAttribute attrs[16];
         const struct ag_attr_record *r = (const void *)(op->shape + sizeof *ks);
         CUlaunchConfig cfg = {
-            .gridDimX = ks->grid[0], .gridDimY = ks->grid[1], .gridDimZ = ks->grid[2],
-            .blockDimX = ks->block[0], .blockDimY = ks->block[1], .blockDimZ = ks->block[2],
-            .sharedMemBytes = ks->smem, .hStream = stream, .attrs = attrs,
+            .gridDimX = d.grid[0], .gridDimY = d.grid[1], .gridDimZ = d.grid[2],
+            .blockDimX = d.block[0], .blockDimY = d.block[1], .blockDimZ = d.block[2],
+            .sharedMemBytes = d.smem, .hStream = stream, .attrs = attrs,
             .numAttrs = ks->nattrs < 16 ? ks->nattrs : 16,
         };
         for (unsigned a = 0; a < cfg.numAttrs; a++) {

@@ -134,7 +134,7 @@ struct ag_fast_kernel {
     const void *call;
     int (*matches)(const struct ag_fast_kernel *k, const unsigned char *shape,
                    uint32_t shape_len, const void *layout, uint32_t args_len);
-    void (*fill_args)(const void *layout, void *const *params, unsigned char *dst);
+    void (*fill_args)(const struct ag_fast_kernel *k, const void *layout, unsigned char *dst);
     void *const *params;
     int above_driver;
 };

@@ -157,7 +157,9 @@ static void describe_op(const void *op, char *buf, size_t size)
 
 static void check_liveness(const struct ag_op *op)
 {
-    ag_alloc_check_args(op->args, op->args_len, describe_op, op);
+    uint32_t skip = op->kind == AG_OP_KERNEL ? AG_KERNEL_DIMS : 0;   /* the launch size */
+    if (op->args_len > skip)
+        ag_alloc_check_args(op->args + skip, op->args_len - skip, describe_op, op);
 }
 
 static inline int offer(struct ag_op *op)

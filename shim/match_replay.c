@@ -298,7 +298,7 @@ int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
         return 0;
     }
     args = ag_eng.r.pending + top->args_off;
-    k->fill_args(top->layout, k->params, args);
+    k->fill_args(k, top->layout, args);
     if (!fast_path_hold(t, &(struct ag_held_op){
             .hash = top->hash, .stream = k->stream, .layout = top->layout,
             .shape = t->shapes + top->shape_off, .args = args, .shape_len = top->shape_len,

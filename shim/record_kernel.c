@@ -179,15 +179,19 @@ static long extra_buffer(void **extra, void **buf)
 }
 
 /* A kernel-params launch's shape, args_len 0: what its hash covers (full and light). */
-static struct ag_kernel_shape kernel_shape_of(CUfunction f, const unsigned grid[3],
-                                           const unsigned block[3], unsigned smem,
-                                           unsigned nattrs)
+static struct ag_kernel_shape kernel_shape_of(CUfunction f, unsigned nattrs)
 {
-    struct ag_kernel_shape ks = { .func = (uint64_t)(uintptr_t)f, .smem = smem,
-                               .form = AG_FORM_PARAMS, .nattrs = nattrs };
-    memcpy(ks.grid, grid, sizeof ks.grid);
-    memcpy(ks.block, block, sizeof ks.block);
-    return ks;
+    return (struct ag_kernel_shape){ .func = (uint64_t)(uintptr_t)f, .form = AG_FORM_PARAMS,
+                                     .nattrs = nattrs };
+}
+
+static struct ag_kernel_dims kernel_dims_of(const unsigned grid[3], const unsigned block[3],
+                                            unsigned smem)
+{
+    struct ag_kernel_dims d = { .smem = smem };
+    memcpy(d.grid, grid, sizeof d.grid);
+    memcpy(d.block, block, sizeof d.block);
+    return d;
 }
 
 /* Writes the shape (args_len still 0) to the start of the scratch buffer. */
@@ -235,9 +239,11 @@ static void fill_params(const void *layout, void *const *params, unsigned char *
         copy_param(dst + l->offset[p], params[p], l->size[p]);
 }
 
-/* Adds the args after the shape in the scratch buffer (a full recording). */
-static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **params,
-                       const void *packed, long packed_len)
+/* Adds the args after the shape in the scratch buffer (a full recording): the launch
+ * size, then the parameter bytes. */
+static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len,
+                       const struct ag_kernel_dims *dims, void **params, const void *packed,
+                       long packed_len)
 {
     const struct ag_layout *l = NULL;
     long args_len = packed_len;
@@ -250,20 +256,21 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len, void **
             return ag_rec_reject(op, "kernel launch without parameters");
         args_len = l->total;
     }
-    buf = ag_rec_scratch(shape_len + (size_t)args_len);
+    buf = ag_rec_scratch(shape_len + AG_KERNEL_DIMS + (size_t)args_len);
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
     ((struct ag_kernel_shape *)(void *)buf)->args_len = (uint32_t)args_len;
+    memcpy(buf + shape_len, dims, AG_KERNEL_DIMS);
     if (l) {
-        fill_params(l, params, buf + shape_len);
+        fill_params(l, params, buf + shape_len + AG_KERNEL_DIMS);
     } else {
-        memcpy(buf + shape_len, packed, (size_t)args_len);
+        memcpy(buf + shape_len + AG_KERNEL_DIMS, packed, (size_t)args_len);
     }
     op->layout = l;
     op->shape = buf;
     op->shape_len = (uint32_t)shape_len;
     op->args = buf + shape_len;
-    op->args_len = (uint32_t)args_len;
+    op->args_len = AG_KERNEL_DIMS + (uint32_t)args_len;
     return 1;
 }
 
@@ -281,7 +288,8 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
                                 const CUlaunchAttribute *attrs, unsigned nattrs,
                                 void **params, void **extra)
 {
-    struct ag_kernel_shape ks = kernel_shape_of(f, grid, block, smem, nattrs);
+    struct ag_kernel_shape ks = kernel_shape_of(f, nattrs);
+    struct ag_kernel_dims dims = kernel_dims_of(grid, block, smem);
     void *packed = NULL;
     long packed_len = 0;
     size_t shape_len = sizeof ks + nattrs * sizeof(struct ag_attr_record);
@@ -307,7 +315,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
         op->shape_len = (uint32_t)shape_len;
         return 1;
     }
-    return kernel_args(op, f, shape_len, params, packed, packed_len);
+    return kernel_args(op, f, shape_len, &dims, params, packed, packed_len);
 }
 
 /* A launch's fingerprint word while skimming (record_skim.c): cheap, not the shape hash. */
@@ -330,7 +338,7 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
         return 0;
     if (ag_skim_blind())
         return ag_engine_skim(skim_word(f, grid, block, smem, stream), 1);
-    ks = kernel_shape_of(f, grid, block, smem, 0);
+    ks = kernel_shape_of(f, 0);
     /* the hash that ag_record_kernel gives the same call (args_len 0 when hashed) */
     return ag_engine_light_queue(ag_rec_shape_hash(AG_OP_KERNEL, entry, &ks, sizeof ks),
                                  skim_word(f, grid, block, smem, stream),
@@ -424,11 +432,18 @@ static AG_INLINE int fast_shape_matches(const struct ag_fast_kernel *k,
         (l->count && !k->params))
         return 0;
     memcpy(&ks, shape, sizeof ks);
-    return ks.func == (uint64_t)(uintptr_t)c->f && ks.smem == c->smem &&
-           ks.form == AG_FORM_PARAMS && ks.nattrs == nattrs && ks.args_len == l->total &&
-           args_len == l->total && ks.grid[0] == c->grid[0] && ks.grid[1] == c->grid[1] &&
-           ks.grid[2] == c->grid[2] && ks.block[0] == c->block[0] &&
-           ks.block[1] == c->block[1] && ks.block[2] == c->block[2];
+    return ks.func == (uint64_t)(uintptr_t)c->f && ks.form == AG_FORM_PARAMS &&
+           ks.nattrs == nattrs && ks.args_len == l->total &&
+           args_len == AG_KERNEL_DIMS + l->total;
+}
+
+/* The held call's args, as kernel_args writes them: its launch size, its parameters. */
+static void fill_call(const struct ag_fast_kernel *k, const void *layout, unsigned char *dst)
+{
+    const struct fast_call *c = k->call;
+    struct ag_kernel_dims d = kernel_dims_of(c->grid, c->block, c->smem);
+    memcpy(dst, &d, sizeof d);
+    fill_params(layout, k->params, dst + AG_KERNEL_DIMS);
 }
 
 static AG_COLD int fast_call_matches_attrs(const struct ag_fast_kernel *k,
@@ -457,7 +472,7 @@ static int fast_kernel(int entry, const struct fast_call *call, CUstream stream,
         return 0;
     struct ag_fast_kernel k = {
         .entry = entry, .stream = ag_rec_stream_key(stream, entry), .ctx = ctx, .call = call,
-        .matches = fast_call_matches, .fill_args = fill_params, .params = params,
+        .matches = fast_call_matches, .fill_args = fill_call, .params = params,
         .above_driver = above_driver,
     };
     return ag_engine_fast_kernel(&k);
@@ -500,10 +515,10 @@ int ag_record_fast_runtime(int entry, CUfunction f, const unsigned grid[3],
 unsigned ag_record_kernel_smem(const struct ag_op *op, uintptr_t *f)
 {
     const struct ag_kernel_shape *ks = (const void *)op->shape;
-    if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof *ks)
+    if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof *ks || op->args_len < AG_KERNEL_DIMS)
         return 0;
     *f = (uintptr_t)ks->func;
-    return ks->smem;
+    return ag_kernel_dims_of(op->args).smem;
 }
 
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)
@@ -511,9 +526,9 @@ CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)
     const struct ag_layout *l = op->layout;
     ka->params = ka->extra = NULL;
     if (l == NULL) {
-        ka->extra_size = op->args_len;
+        ka->extra_size = op->args_len - AG_KERNEL_DIMS;
         ka->extra_buf[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-        ka->extra_buf[1] = (void *)op->args;
+        ka->extra_buf[1] = (void *)(op->args + AG_KERNEL_DIMS);
         ka->extra_buf[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
         ka->extra_buf[3] = &ka->extra_size;
         ka->extra_buf[4] = CU_LAUNCH_PARAM_END;
@@ -524,7 +539,7 @@ CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)
     if (l->count > 64 && (ka->params = malloc((size_t)l->count * sizeof *ka->params)) == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     for (int p = 0; p < l->count; p++)
-        ka->params[p] = (void *)(op->args + l->offset[p]);
+        ka->params[p] = (void *)(op->args + AG_KERNEL_DIMS + l->offset[p]);
     return CUDA_SUCCESS;
 }
 

@@ -12,6 +12,7 @@
 #include <cuda.h>
 
 #include "op.h"
+#include <string.h>
 
 int ag_record_kernel(struct ag_op *op, int entry, CUfunction f, unsigned gx, unsigned gy,
                      unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
@@ -76,13 +77,28 @@ CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka);
 void ag_kernel_args_close(struct ag_kernel_args *ka);
 
 /* Shapes and args as the recorders write them (read by the backend to patch and to
- * issue).  A kernel's shape is followed by nattrs attribute records, its args are its
- * parameter bytes (form AG_FORM_PARAMS: laid out as op->layout says) or the caller's
- * packed buffer (AG_FORM_EXTRA). */
+ * issue).  A kernel's shape is its function, argument form and parameter size,
+ * followed by nattrs attribute records; its args are its launch size (struct
+ * ag_kernel_dims) and then its parameter bytes (form AG_FORM_PARAMS: laid out as
+ * op->layout says) or the caller's packed buffer (AG_FORM_EXTRA).  The launch size
+ * is an argument, not part of the identity: a window whose launches change size (a
+ * decoder's attention as its cache grows, a batch of another size) repeats, and a
+ * replay patches the sizes as it patches changed parameters. */
 struct ag_kernel_shape {
     uint64_t func;
-    uint32_t grid[3], block[3], smem, form, args_len, nattrs;
+    uint32_t form, args_len, nattrs, pad;   /* args_len: parameter bytes, after the dims */
 };
+struct ag_kernel_dims { uint32_t grid[3], block[3], smem, pad; };
+#define AG_KERNEL_DIMS ((uint32_t)sizeof(struct ag_kernel_dims))
+
+/* The launch size at the start of a kernel op's args (copied: a chunk packs args
+ * unaligned). */
+static inline struct ag_kernel_dims ag_kernel_dims_of(const unsigned char *args)
+{
+    struct ag_kernel_dims d;
+    memcpy(&d, args, sizeof d);
+    return d;
+}
 enum { AG_FORM_PARAMS, AG_FORM_EXTRA };
 struct ag_attr_record { uint32_t id, pad; unsigned char value[sizeof(CUlaunchAttributeValue)]; };
 struct ag_memset_shape { uint64_t count; uint32_t elem, pad; };

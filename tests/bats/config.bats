@@ -103,8 +103,8 @@ expect_one_line() {
         "AUTOGRAPH_CHUNK_GROWTH 3 1 64" \
         "AUTOGRAPH_CHUNK_SLOW_US 2 0 1000000" \
         "AUTOGRAPH_VARIANTS 4 1 64" "AUTOGRAPH_PERIOD_MIN 32 2 65536" \
-        "AUTOGRAPH_LIGHT_AFTER 3 0 1048576" "AUTOGRAPH_MAX_GRAPHS 0 0 1048576" \
-        "AUTOGRAPH_MAX_GRAPH_MB 0 0 1048576"; do
+        "AUTOGRAPH_LIGHT_AFTER 3 0 1048576" "AUTOGRAPH_MAX_GRAPHS 256 0 1048576" \
+        "AUTOGRAPH_MAX_GRAPH_MB 1024 0 1048576"; do
         read -r name def lo hi <<<"$spec"
         for bad in 12x $((lo - 1)) $((hi + 1)); do
             with_shim "$name=$bad"

@@ -385,3 +385,15 @@ eg_destroys_in_window() {
 @test "engine: compute-sanitizer memcheck on jacobi with the shim: 0 errors, same bytes, graphed > 0" {
     eg_memcheck engine_static jacobi 60
 }
+
+# The driver rules the replay relies on, tried on this GPU: a kernel node's launch size
+# is patched (a template is matched on function and parameters' layout, not size).
+# The other rules are printed for docs/how-it-works.md; none may give wrong bytes.
+@test "engine: driver rules: a kernel node's grid, block and shared memory patch to the same bytes as eager; no rule gives wrong bytes" {
+    run "$AG_BIN/rules_static"
+    echo "$output"
+    ag_log "$(echo "$output" | tr '\n' ';')"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q '^rule kernel-grid ok$'
+    ! echo "$output" | grep -q WRONG
+}

@@ -28,6 +28,8 @@
 #                      fork-join graph with more branches than hardware channels
 #   fanout_static      tests/gpu/fanout_prog.cu (trace.bats): the program's own explicit
 #                      graph, one head, B independent chains, one tail (B up to 1024)
+#   rules_static       tests/gpu/rules_prog.cu (engine.bats): what cudaGraphExec*SetParams
+#                      accepts (grids, functions, memset and memcpy sizes and pointers)
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
 #
 # tests/gpu/<name>_prog.cu builds into <name>_static and <name>_shared by the two pattern
@@ -55,7 +57,7 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/errors_static $(GPU_DIR)/errors_shared \
              $(GPU_DIR)/liveness_static $(GPU_DIR)/liveness_shared \
              $(GPU_DIR)/introspect_trace $(GPU_DIR)/branches_static \
-             $(GPU_DIR)/fanout_static
+             $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static
 GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh
 
 .PHONY: gpu-progs

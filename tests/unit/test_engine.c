@@ -136,10 +136,10 @@ static const struct ag_backend fake = {   /* no stream kinds, unloads, introspec
 static int light_offers, full_after_light, queued_ops, fast_holds, fast_event_holds;
 static const int fake_layout;      /* the one parameter layout: one 8-byte arg */
 
-static void fill_arg(const void *layout, void *const *params, unsigned char *dst)
+static void fill_arg(const struct ag_fast_kernel *k, const void *layout, unsigned char *dst)
 {
     CHECK(layout == &fake_layout);
-    memcpy(dst, params[0], 8);
+    memcpy(dst, k->params[0], 8);
 }
 
 /* The fake backend's view of a call is its 8 shape bytes. */

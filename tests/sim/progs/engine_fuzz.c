@@ -10,7 +10,9 @@
  * of 4-40 operations (kernels, async memsets, DtoD / HtoD / DtoH copies with pinned
  * memory, explicit fork/join through events) runs many iterations, each ending with
  * a synchronisation (stream, context or event), with perturbations picked by the
- * seed: scalars that change every iteration, ping-pong pointers, an occasional
+ * seed: scalars that change every iteration, ping-pong pointers, kernels whose grid
+ * changes every iteration (one in 8: a decoder's attention as its cache grows; the
+ * kernels' work depends on the grid), an occasional
  * iteration of a different shape (missing or extra op, other grid), iterations
  * without a sync, long runs without any sync, host checks (synchronous copies),
  * host-side rewrites of pinned inputs, host functions, queries and allocations in
@@ -536,6 +538,8 @@ static void emit_kernel(fuzz *f, const op *o, int regrid)
     int n = o->n;
     CUdeviceptr y = f->dev[b0], x = f->dev[b1];
     unsigned grid = regrid ? (o->grid % 4) + 1 + (o->grid == 3) : o->grid;
+    if ((o->s32 & 7) == 0)           /* grows: another grid every iteration */
+        grid = 1 + (o->grid + it) % 4;
     void *p_axpb[] = { &y, &x, &a, &b, &n };
     void *p_reduce[] = { &y, &x, &n, &tag };
     void *p_mix[] = { &y, &x, &a, &shift, &n };

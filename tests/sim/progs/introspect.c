@@ -7,7 +7,9 @@
  * Each iteration: on s1 add_one(a), scale(p or q by -1: the buffers alternate, so
  * graphs get a second variant), event record; s2 waits for it, add_one(b), memset(c); s1
  * saxpy; both streams synchronized.  `alternate`: blocks of 4 iterations alternate
- * between two launch configurations (two templates that take turns).  `long`: 100
+ * between two launch configurations and, in the second, one more add_one(a) launch
+ * (two templates that take turns: a launch size alone is patched, not another
+ * template).  `long`: 100
  * more add_one launches on s1 per iteration (graphs of over 1 MiB, estimated).
  * stdout: the buffers' sums, the same with and without the shim.
  *
@@ -46,6 +48,8 @@ static void iteration(int it, int alternate, int flush_inside)
         CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, s1, a_args, NULL));
 
     CK(cuLaunchKernel(add_one, shape, 1, 1, PROG_N, 1, 1, 0, s1, a_args, NULL));
+    if (shape == 2)
+        CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, s1, a_args, NULL));
     CK(cuLaunchKernel(scale, 1, 1, 1, PROG_N, 1, 1, 0, s1, s_args, NULL));
     CK(cuEventRecord(ev, s1));
     if (flush_inside)
