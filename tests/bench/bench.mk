@@ -21,6 +21,11 @@
 #   make bench-cold    the cache lines the shim misses per held launch with the caches
 #                      cold between launches (tests/bench/cold_bench.sh: the simulator
 #                      under cachegrind; no GPU needed, "skipped" without valgrind)
+#   make bench-loose   realistic loops (tests/bench/loose_bench.sh): a solver reading a
+#                      scalar back, alloc and free per iteration, a C trainer, a PyTorch
+#                      training loop; without and with the shim, alternating processes
+#   make bench-dyn     dynamic shapes (tests/bench/dyn_bench.sh): a C decode loop whose
+#                      grids grow, PyTorch GPT-2 decoding and generate(), batches 1..8
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/
 
 BENCH_DIR     := $(BUILD)/bench
@@ -30,7 +35,7 @@ BENCH_PROGS   := $(BENCH_DIR)/probe $(BENCH_DIR)/launch_bench_static \
                  $(BENCH_DIR)/launch_bench_shared $(BENCH_DIR)/launch_bench_drv \
                  $(BENCH_DIR)/engine_bench_static $(BENCH_DIR)/engine_bench_shared
 
-.PHONY: bench bench-engine bench-trace bench-torch bench-cold bench-progs
+.PHONY: bench bench-engine bench-trace bench-torch bench-cold bench-progs bench-loose bench-dyn
 bench-progs: $(BENCH_PROGS)
 
 # The scripts look for a GPU first and only then build (make all bench-progs) and run.
@@ -47,6 +52,12 @@ bench-cold:
 
 bench-trace:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/trace_bench.sh
+
+bench-loose: all
+	@tests/bench/loose_bench.sh $(SHIM_LIB) $(BUILD)/bench/loose
+
+bench-dyn: all
+	@tests/bench/dyn_bench.sh $(SHIM_LIB) $(BUILD)/bench/dyn
 
 bench-torch:
 	@BUILD=$(BUILD) MAKE="$(MAKE)" tests/bench/torch_bench.sh

@@ -30,6 +30,13 @@
 #                      graph, one head, B independent chains, one tail (B up to 1024)
 #   rules_static       tests/gpu/rules_prog.cu (engine.bats): what cudaGraphExec*SetParams
 #                      accepts (grids, functions, memset and memcpy sizes and pointers)
+#   solver_static      tests/gpu/solver_prog.cu (realistic.bats, make bench-loose): a solver
+#                      reading a scalar back into a stack variable every iteration
+#   alloc_loop_static  tests/gpu/alloc_loop_prog.cu: cudaMalloc, 16 launches, cudaFree
+#   trainer_static     tests/gpu/trainer_prog.cu: a C trainer, cuBLASLt and its own kernels,
+#                      synchronous copies and memsets on the legacy stream mid-step
+#   decode_static      tests/gpu/decode_prog.cu (realistic.bats, make bench-dyn): a decode
+#                      loop whose launch sizes grow every token
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
 #
 # tests/gpu/<name>_prog.cu builds into <name>_static and <name>_shared by the two pattern
@@ -57,7 +64,9 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/errors_static $(GPU_DIR)/errors_shared \
              $(GPU_DIR)/liveness_static $(GPU_DIR)/liveness_shared \
              $(GPU_DIR)/introspect_trace $(GPU_DIR)/branches_static \
-             $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static
+             $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static \
+             $(GPU_DIR)/solver_static $(GPU_DIR)/alloc_loop_static $(GPU_DIR)/trainer_static \
+             $(GPU_DIR)/decode_static
 GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh
 
 .PHONY: gpu-progs
@@ -119,3 +128,9 @@ $(GPU_DIR)/introspect_trace: $(GPU_SRC)/introspect_trace.cu $(GPU_PROG_HDRS) inc
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -Iinclude $(GPU_CUDA_INC) -o $@ $< \
 	    -L$(CUPTI_LIBDIR) -Xlinker -rpath=$(CUPTI_LIBDIR) -lcupti \
 	    -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl
+
+# cuBLASLt (the toolkit's) for the C trainer.
+$(GPU_DIR)/trainer_static: $(GPU_SRC)/trainer_prog.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $< -L$(CUDA_HOME)/lib64 \
+	    -Xlinker -rpath=$(CUDA_HOME)/lib64 -lcublasLt

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# realistic.bats -- programs written the way real ones are, with and without the shim:
+# the same results bit for bit, and graphed where the engine can graph them.
+#
+#   solver_static       memset, a sweep, the residual copied into a stack variable
+#                       (pageable), a stream sync, every iteration (legacy stream, or a
+#                       created one): too short to graph; must be skimmed as futile
+#   solver_static --kernels 4   the same with more work per iteration: graphed
+#   alloc_loop_static   cudaMalloc of a temporary (two sizes in turn), 16 launches on it,
+#                       cudaFree, per iteration (and cudaMallocAsync / cudaFreeAsync)
+#   trainer_static      a C trainer (cuBLASLt and its own kernels on a blocking stream,
+#                       synchronous copies and memsets on the legacy stream mid-step)
+#   decode_static       a decode loop of 400 tokens whose attention grids grow, no sync
+#                       inside (and a sync per token reading the token back)
+#   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
+#   torch_decode.py     GPT-2 (random weights) greedy decoding with a growing KV cache,
+#                       and an inference loop whose batch size cycles 1..8
+# Each: the program's result lines ("result", "step", "tokens", "token_ids", "sha256")
+# without (a) and with (b) the shim are identical; the summary's graphed share and
+# counters go to the TAP log and are checked against each workload's floor.
+#
+# Needs a usable GPU (and PyTorch for the Python ones); every test skips otherwise.
+
+load gpu_helpers
+
+setup_file() {
+    export AG_ENGINE_TIMEOUT=${AG_ENGINE_TIMEOUT:-240}
+    ag_setup_file || return 1
+    ag_setup_python
+}
+
+setup() { ag_setup; }
+
+# rl_pair NAME CMD...: CMD without (a) and with (b) the shim; the result lines must agree.
+rl_pair() {
+    local name=$1 rc=0
+    shift
+    eg_run a plain "$@" || rc=$?
+    [ "$rc" -eq 0 ] || { echo "$name: exit $rc without the shim" >&2; ag_show a >&2; return 1; }
+    eg_run b shim "$@" || rc=$?
+    [ "$rc" -eq 0 ] || { echo "$name: exit $rc with the shim" >&2; ag_show b >&2; return 1; }
+    eg_stats b
+    RL_SHARE=$(awk -v g="$EG_GRAPHED" -v e="$EG_EAGER" 'BEGIN {
+        if (g + e > 0) printf "%.1f", 100 * g / (g + e); else print 0 }')
+    ag_log "$name: graphed $RL_SHARE%; $EG_LINE; futile_windows" \
+        "$(ag_sum futile_windows "$BATS_TEST_TMPDIR"/b.sum.*)"
+    local pat='^(result|step|tokens|token_ids|sha256|iterations|final_residual_fx) '
+    if ! diff <(grep -E "$pat" "$BATS_TEST_TMPDIR/a.out") <(grep -E "$pat" "$BATS_TEST_TMPDIR/b.out") >&2; then
+        echo "$name: results differ with the shim" >&2
+        return 1
+    fi
+    grep -qE "$pat" "$BATS_TEST_TMPDIR/a.out" || { echo "$name: no result line" >&2; return 1; }
+}
+
+# rl_share_at_least P: the graphed share of the last rl_pair is at least P percent
+rl_share_at_least() {
+    awk -v s="$RL_SHARE" -v p="$1" 'BEGIN { exit !(s >= p) }' ||
+        { echo "graphed share $RL_SHARE% < $1%" >&2; return 1; }
+}
+
+@test "realistic: solver loop reading a scalar into a stack variable (legacy stream): same results, futile windows skimmed" {
+    rl_pair solver "$AG_BIN/solver_static" || return 1
+    [ "$(ag_sum futile_windows "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 1000 ]
+}
+
+@test "realistic: solver loop on a created blocking stream: same results, futile windows skimmed" {
+    rl_pair solver-stream "$AG_BIN/solver_static" --stream || return 1
+    [ "$(ag_sum futile_windows "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 1000 ]
+}
+
+@test "realistic: solver loop with 4 kernels per iteration: same results, graphed" {
+    rl_pair solver-k4 "$AG_BIN/solver_static" --kernels 4 || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: alloc and free of a temporary every iteration: same results, graphed (graphs kept across frees)" {
+    rl_pair alloc "$AG_BIN/alloc_loop_static" || return 1
+    rl_share_at_least 90
+    [ "$(ag_sum kept_freed_memory "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 0 ]
+}
+
+@test "realistic: cudaMallocAsync and cudaFreeAsync every iteration: same results, graphed" {
+    rl_pair alloc-async "$AG_BIN/alloc_loop_static" --async || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: C trainer (cuBLASLt, legacy-stream memsets, synchronous copies mid-step): same losses and parameters, graphed" {
+    rl_pair trainer "$AG_BIN/trainer_static" --steps 60 || return 1
+    rl_share_at_least 80
+}
+
+@test "realistic: decode loop whose grids grow every token, no sync inside: same tokens, graphed" {
+    rl_pair decode "$AG_BIN/decode_static" || return 1
+    rl_share_at_least 80
+}
+
+@test "realistic: decode loop reading each token back: same tokens, graphed" {
+    rl_pair decode-sync "$AG_BIN/decode_static" --sync-every 1 || return 1
+    rl_share_at_least 80
+}
+
+@test "realistic: PyTorch MLP training with x.to('cuda') and loss.item() every step: same losses and parameters, graphed" {
+    need_torch
+    rl_pair torch-train "$AG_PY" tests/gpu/torch_train_loop.py --steps 200 || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: PyTorch GPT-2 greedy decode loop, 400 tokens, growing KV cache: same tokens" {
+    need_torch
+    "$AG_PY" -c 'import transformers' 2>/dev/null || skip "no transformers"
+    rl_pair torch-decode "$AG_PY" tests/gpu/torch_decode.py --mode loop
+}
+
+@test "realistic: PyTorch generate() of 200 tokens: same tokens" {
+    need_torch
+    "$AG_PY" -c 'import transformers' 2>/dev/null || skip "no transformers"
+    rl_pair torch-generate "$AG_PY" tests/gpu/torch_decode.py --mode generate
+}
+
+@test "realistic: PyTorch inference with the batch size cycling 1..8: same outputs" {
+    need_torch
+    rl_pair torch-batches "$AG_PY" tests/gpu/torch_decode.py --mode batches --model mlp
+}
