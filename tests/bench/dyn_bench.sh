@@ -42,85 +42,21 @@
 #   runs, default empty; e.g. "--calls 2" or "--tokens 100" to save time).
 set -u
 
-dry=0 build=1 reps=3 only=
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --dry-run) dry=1; shift ;;
-    --no-build) build=0; shift ;;
-    --reps) reps=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    --*) echo "dyn_bench.sh: unknown option $1" >&2; exit 1 ;;
-    *) break ;;
-    esac
-done
-if [ $# -ne 2 ]; then
-    echo "usage: dyn_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...] LIBAUTOGRAPH_SO OUTDIR" >&2
-    exit 1
-fi
-case "$reps" in '' | *[!0-9]* | 0) echo "dyn_bench.sh: bad --reps $reps" >&2; exit 1 ;; esac
-
-lib=$1 out=$2
-if [ ! -f "$lib" ] && [ $dry -eq 0 ]; then
-    echo "dyn_bench.sh: no such library: $lib" >&2
-    exit 1
-fi
-case "$lib" in /*) ;; *) lib=$PWD/$lib ;; esac
-mkdir -p "$out/bin" || exit 1
-out=$(cd "$out" && pwd)
-bin=$out/bin
-
-NVCC=${NVCC:-nvcc}
-NVCC_ARCH=${NVCC_ARCH:--gencode arch=compute_90,code=sm_90}
-PYTHON=${PYTHON:-python3}
+prog=dyn_bench.sh
+keys='result|sha256|tokens|token_ids|steps'
 TMO=${TMO:-120}
+check_runs=1
+# shellcheck source=tests/bench/compare_lib.bash
+. "$(dirname "$0")/compare_lib.bash"
+cmp_init 3 1 "$@"
 TORCH_ARGS=${TORCH_ARGS:-}
 LOOP_TIME_TOKENS=${LOOP_TIME_TOKENS:-200}
 GEN_TIME_ARGS=${GEN_TIME_ARGS:-}
-here=$(cd "$(dirname "$0")" && pwd)
 t_begin=$(date +%s)
-
-# find_src FILE: the first of SRC_DIR, this folder, ../gpu, ../bench that has FILE
-find_src() {
-    local d
-    for d in ${SRC_DIR:+"$SRC_DIR"} "$here" "$here/../gpu" "$here/../bench"; do
-        if [ -f "$d/$1" ]; then
-            echo "$d/$1"
-            return 0
-        fi
-    done
-    echo "dyn_bench.sh: cannot find $1 (set SRC_DIR)" >&2
-    return 1
-}
-
-say() { echo "dyn_bench.sh: $*" >&2; }
-
-# run CMD...: runs it, or prints it under --dry-run (on the script's own stderr, fd 3)
-exec 3>&2
-run() {
-    if [ $dry -eq 1 ]; then
-        echo "+ $*" >&3
-        return 0
-    fi
-    "$@"
-}
-
-# wanted NAME: true when --only is empty or lists NAME
-wanted() {
-    [ -z "$only" ] && return 0
-    case ",$only," in *",$1,"*) return 0 ;; esac
-    return 1
-}
 
 # --- build ----------------------------------------------------------------------------------
 if [ $build -eq 1 ]; then
-    src=$(find_src decode_prog.cu) || exit 1
-    say "building decode_prog"
-    # shellcheck disable=SC2086
-    run "$NVCC" -O2 $NVCC_ARCH -o "$bin/decode_prog" "$src" || {
-        say "build of decode_prog failed"
-        exit 1
-    }
+    build_prog decode_prog
 fi
 
 # --- workloads: name, command, extra words for timing runs ------------------------------------
@@ -136,12 +72,11 @@ add decode_sync1 "$bin/decode_prog --sync-every 1" ""
 add decode_grow "$bin/decode_prog --memset-grow --memcpy-grow" ""
 if pysrc=$(find_src torch_decode.py 2>/dev/null); then
     tok=0 hf=0
-    if [ $dry -eq 1 ]; then
-        tok=1 hf=1
-    elif timeout "$TMO" "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
-        >/dev/null 2>&1; then
+    if torch_cuda_ok; then
         tok=1
-        timeout "$TMO" "$PYTHON" -c 'import transformers' >/dev/null 2>&1 && hf=1
+        if [ $dry -eq 1 ] || timeout "$TMO" "$PYTHON" -c 'import transformers' >/dev/null 2>&1; then
+            hf=1
+        fi
     fi
     if [ $tok -eq 0 ]; then
         say "torch (with CUDA) not importable by $PYTHON: torch workloads skipped"
@@ -161,95 +96,14 @@ if [ ${#names[@]} -eq 0 ]; then
     exit 1
 fi
 
-# side off|on, then the command words: runs one process under timeout
-side() {
-    local s=$1
-    shift
-    if [ "$s" = on ]; then
-        run timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 "$@"
-    else
-        run timeout "$TMO" "$@"
-    fi
-}
-
-# the lines that must match between the two sides
-keylines() { grep -E '^(result|sha256|tokens|token_ids|steps) ' "$1" 2>/dev/null; }
-
-# p50 FILE: the per_iter_us p50 of one timing run
-p50() { awk '$1 == "per_iter_us" && $2 == "p50" { v = $3 } END { if (v != "") print v }' "$1" 2>/dev/null; }
-
-# median of numbers on stdin (one a line); empty when none
-median() {
-    sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) exit
-        if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]
-        else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# sumstat KEY FILE: the word after KEY in the exit summary ("libautograph: graphed_share P%",
-# "libautograph: templates N", "libautograph: patches N"); "?" when absent
-sumstat() {
-    awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i + 1) } }
-         END { print (v == "" ? "?" : v) }' "$2" 2>/dev/null
-}
-
 rows=()
 for i in "${!names[@]}"; do
     name=${names[$i]}
     t_wl=$(date +%s)
     # shellcheck disable=SC2206
     cmd=(${cmds[$i]})
-    # shellcheck disable=SC2206
-    tx=(${tcmds[$i]})
-    say "$name: correctness (off, on)"
-    side off "${cmd[@]}" >"$out/$name.off.out" 2>"$out/$name.off.err"
-    rc_off=$?
-    side on "${cmd[@]}" >"$out/$name.on.out" 2>"$out/$name.on.err"
-    rc_on=$?
-    grep '^libautograph:' "$out/$name.on.err" >"$out/$name.summary" 2>/dev/null
-    if [ $dry -eq 1 ]; then
-        same='dry run'
-    elif [ $rc_off -ne 0 ] || [ $rc_on -ne 0 ]; then
-        same="FAIL (rc off $rc_off, on $rc_on)"
-    elif ! keylines "$out/$name.off.out" >/dev/null; then
-        same="FAIL (no result line)"
-    elif diff <(keylines "$out/$name.off.out") <(keylines "$out/$name.on.out") >"$out/$name.diff"; then
-        same=SAME
-    else
-        same=DIFFER
-    fi
-    say "$name: $same"
-
-    say "$name: timing, $reps processes per side, alternating"
-    : >"$out/$name.p50.off"
-    : >"$out/$name.p50.on"
-    ref=
-    for r in $(seq 1 "$reps"); do
-        for s in off on; do
-            f=$out/$name.time.$s.$r
-            side $s "${cmd[@]}" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
-            rc=$?
-            [ $dry -eq 1 ] && continue
-            grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
-            v=$(p50 "$f.out")
-            if [ -n "$v" ]; then
-                echo "$v" >>"$out/$name.p50.$s"
-            else
-                say "$name: timing run $s $r gave no p50 (rc $rc, see $f.err)"
-            fi
-            # every timing run must print what the first one printed
-            if [ -z "$ref" ]; then
-                ref=$f.out
-            elif [ "$same" = SAME ] && ! diff <(keylines "$ref") <(keylines "$f.out") >/dev/null; then
-                same="DIFFER (timing run $s $r)"
-                say "$name: $same: $f.out against $ref"
-            fi
-        done
-    done
-    m_off=$(median <"$out/$name.p50.off")
-    m_on=$(median <"$out/$name.p50.on")
-    ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {
-        if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }')
+    check_same "$name" "${cmd[@]}"
+    time_sides "$name" "${tcmds[$i]}" "${cmd[@]}"
     sm=$out/$name.summary
     say "$name: $(($(date +%s) - t_wl)) s"
     wl=${cmds[$i]##*/}

@@ -1,0 +1,207 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # (sets and reads the caller's variables)
+# compare_lib.bash -- the driver shared by loose_bench.sh and dyn_bench.sh: run each
+# workload with and without libautograph, compare the outputs (SAME / DIFFER), time it in
+# alternating processes per side and take medians.  Each script keeps its own workload
+# list and table columns.
+#
+# Sourced after `set -u`; the caller sets first:
+#   prog        the script's name for messages ("loose_bench.sh")
+#   keys        the ERE of the first words of the lines both sides must print alike
+#   TMO         the per-process timeout default (TMO=${TMO:-60})
+#   check_runs  1: every timing run must print the first one's key lines, keeps each timing
+#               run's summary (<name>.time.<side>.<rep>.summary) and reports its rc
+# then calls `cmp_init DEFAULT_REPS WITH_ONLY "$@"` (WITH_ONLY 1: accept --only LIST).
+
+# cmp_init DEFAULT_REPS WITH_ONLY ARGS...: parses the options and LIBAUTOGRAPH_SO OUTDIR;
+# sets dry build reps only lib out bin NVCC NVCC_ARCH PYTHON here, fd 3 (the stderr)
+cmp_init() {
+    dry=0 build=1 reps=$1 only=
+    local with_only=$2
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --dry-run) dry=1; shift ;;
+        --no-build) build=0; shift ;;
+        --reps) reps=$2; shift 2 ;;
+        --only)
+            if [ "$with_only" -eq 1 ]; then only=$2; shift 2
+            else echo "$prog: unknown option $1" >&2; exit 1; fi ;;
+        -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        --*) echo "$prog: unknown option $1" >&2; exit 1 ;;
+        *) break ;;
+        esac
+    done
+    if [ $# -ne 2 ]; then
+        local opts="[--dry-run] [--no-build] [--reps N]"
+        [ "$with_only" -eq 1 ] && opts="$opts [--only NAME,...]"
+        echo "usage: $prog $opts LIBAUTOGRAPH_SO OUTDIR" >&2
+        exit 1
+    fi
+    case "$reps" in '' | *[!0-9]* | 0) echo "$prog: bad --reps $reps" >&2; exit 1 ;; esac
+
+    lib=$1 out=$2
+    if [ ! -f "$lib" ] && [ $dry -eq 0 ]; then
+        echo "$prog: no such library: $lib" >&2
+        exit 1
+    fi
+    case "$lib" in /*) ;; *) lib=$PWD/$lib ;; esac
+    mkdir -p "$out/bin" || exit 1
+    out=$(cd "$out" && pwd)
+    bin=$out/bin
+
+    NVCC=${NVCC:-nvcc}
+    NVCC_ARCH=${NVCC_ARCH:--gencode arch=compute_90,code=sm_90}
+    PYTHON=${PYTHON:-python3}
+    here=$(cd "$(dirname "$0")" && pwd)
+    exec 3>&2
+}
+
+# find_src FILE: the first of SRC_DIR, this folder, ../gpu, ../bench that has FILE
+find_src() {
+    local d
+    for d in ${SRC_DIR:+"$SRC_DIR"} "$here" "$here/../gpu" "$here/../bench"; do
+        if [ -f "$d/$1" ]; then
+            echo "$d/$1"
+            return 0
+        fi
+    done
+    echo "$prog: cannot find $1 (set SRC_DIR)" >&2
+    return 1
+}
+
+say() { echo "$prog: $*" >&2; }
+
+# run CMD...: runs it, or prints it under --dry-run (on the script's own stderr, fd 3)
+run() {
+    if [ "$dry" -eq 1 ]; then
+        echo "+ $*" >&3
+        return 0
+    fi
+    "$@"
+}
+
+# wanted NAME: true when --only is empty or lists NAME
+wanted() {
+    [ -z "$only" ] && return 0
+    case ",$only," in *",$1,"*) return 0 ;; esac
+    return 1
+}
+
+# build_prog NAME [LINK ARGS...]: NAME.cu (find_src) into $bin/NAME with nvcc; exits on failure
+build_prog() {
+    local p=$1 src
+    shift
+    src=$(find_src "$p.cu") || exit 1
+    say "building $p"
+    # shellcheck disable=SC2086
+    run "$NVCC" -O2 $NVCC_ARCH -o "$bin/$p" "$src" "$@" || {
+        say "build of $p failed"
+        exit 1
+    }
+}
+
+# torch_cuda_ok: python can import torch with a GPU (assumed under --dry-run)
+torch_cuda_ok() {
+    [ "$dry" -eq 1 ] ||
+        timeout "$TMO" "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+            >/dev/null 2>&1
+}
+
+# side off|on, then the command words: runs one process under timeout
+side() {
+    local s=$1
+    shift
+    if [ "$s" = on ]; then
+        run timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 "$@"
+    else
+        run timeout "$TMO" "$@"
+    fi
+}
+
+# the lines that must match between the two sides
+keylines() { grep -E "^($keys) " "$1" 2>/dev/null; }
+
+# p50 FILE: the per_iter_us p50 of one timing run
+p50() { awk '$1 == "per_iter_us" && $2 == "p50" { v = $3 } END { if (v != "") print v }' "$1" 2>/dev/null; }
+
+# median of numbers on stdin (one a line); empty when none
+median() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) exit
+        if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]
+        else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# sumstat KEY FILE: the word after KEY in the exit summary ("libautograph: graphed_share P%",
+# "libautograph: templates N", "libautograph: patches N"); "?" when absent
+sumstat() {
+    awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { v = $(i + 1) } }
+         END { print (v == "" ? "?" : v) }' "$2" 2>/dev/null
+}
+
+# check_same NAME CMD...: one run per side (NAME.{off,on}.{out,err}, NAME.summary); sets
+# same to SAME, DIFFER, FAIL (...) or "dry run"
+check_same() {
+    local name=$1 rc_off rc_on
+    shift
+    say "$name: correctness (off, on)"
+    side off "$@" >"$out/$name.off.out" 2>"$out/$name.off.err"
+    rc_off=$?
+    side on "$@" >"$out/$name.on.out" 2>"$out/$name.on.err"
+    rc_on=$?
+    grep '^libautograph:' "$out/$name.on.err" >"$out/$name.summary" 2>/dev/null
+    if [ "$dry" -eq 1 ]; then
+        same='dry run'
+    elif [ $rc_off -ne 0 ] || [ $rc_on -ne 0 ]; then
+        same="FAIL (rc off $rc_off, on $rc_on)"
+    elif ! keylines "$out/$name.off.out" >/dev/null; then
+        same="FAIL (no result line)"
+    elif diff <(keylines "$out/$name.off.out") <(keylines "$out/$name.on.out") >"$out/$name.diff"; then
+        same=SAME
+    else
+        same=DIFFER
+    fi
+    say "$name: $same"
+}
+
+# time_sides NAME "TIMING WORDS" CMD...: $reps alternating processes per side of CMD
+# TIMING WORDS --time; sets m_off and m_on (the medians of their p50s, empty when none)
+# and ratio (m_off / m_on or "?"); with check_runs=1 may set same to "DIFFER (timing run ...)"
+time_sides() {
+    local name=$1 r s f v rc ref=
+    # shellcheck disable=SC2206
+    local tx=($2)
+    shift 2
+    say "$name: timing, $reps processes per side, alternating"
+    : >"$out/$name.p50.off"
+    : >"$out/$name.p50.on"
+    for r in $(seq 1 "$reps"); do
+        for s in off on; do
+            f=$out/$name.time.$s.$r
+            side $s "$@" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
+            rc=$?
+            [ "$dry" -eq 1 ] && continue
+            [ "$check_runs" -eq 1 ] && grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
+            v=$(p50 "$f.out")
+            if [ -n "$v" ]; then
+                echo "$v" >>"$out/$name.p50.$s"
+            elif [ "$check_runs" -eq 1 ]; then
+                say "$name: timing run $s $r gave no p50 (rc $rc, see $f.err)"
+            else
+                say "$name: timing run $s $r gave no p50 (see $f.err)"
+            fi
+            [ "$check_runs" -eq 1 ] || continue
+            # every timing run must print what the first one printed
+            if [ -z "$ref" ]; then
+                ref=$f.out
+            elif [ "$same" = SAME ] && ! diff <(keylines "$ref") <(keylines "$f.out") >/dev/null; then
+                same="DIFFER (timing run $s $r)"
+                say "$name: $same: $f.out against $ref"
+            fi
+        done
+    done
+    m_off=$(median <"$out/$name.p50.off")
+    m_on=$(median <"$out/$name.p50.on")
+    ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {
+        if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }')
+}
