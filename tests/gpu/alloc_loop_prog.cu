@@ -25,32 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "fill_hash.cuh"
+#include "loop_timing.cuh"
+
 #define KL(...)                                                                        \
     do {                                                                               \
         __VA_ARGS__;                                                                   \
         CK(cudaPeekAtLastError());                                                     \
     } while (0)
-
-__device__ __host__ inline unsigned mix32(unsigned h)
-{
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
-}
 
 __global__ void k_seed(unsigned *x, int n, unsigned seed)
 {
@@ -103,40 +86,6 @@ __global__ void k_store(unsigned *a, unsigned *b, const unsigned *tmp, int n)
         a[i] += tmp[i];
         b[i] = (b[i] * 5u) ^ tmp[n - 1 - i];
     }
-}
-
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *c = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int intarg(const char *s, int lo, int hi)
-{
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || *e || v < lo || v > hi) {
-        fprintf(stderr, "bad number: %s (%d..%d)\n", s, lo, hi);
-        exit(1);
-    }
-    return (int)v;
 }
 
 static void usage(void)
@@ -241,14 +190,11 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(hb, b, (size_t)nmax * 4, cudaMemcpyDeviceToHost));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    uint64_t h = fnv1a(ha, (size_t)nmax * 4, 0xcbf29ce484222325ull);
+    uint64_t h = fnv1a(ha, (size_t)nmax * 4, FNV_INIT);
     h = fnv1a(hb, (size_t)nmax * 4, h);
     printf("result %016llx\n", (unsigned long long)h);
-    if (timing) {
-        qsort(times, ntimes, sizeof *times, cmp_d);
-        printf("per_iter_us p50 %.2f p90 %.2f\n", times[(ntimes - 1) / 2],
-               times[(int)((ntimes - 1) * 0.9)]);
-    }
+    if (timing) // ntimes >= 50
+        print_percentiles("per_iter_us", times, ntimes);
     fflush(stdout);
     if (smode)
         CK(cudaStreamDestroy(s));

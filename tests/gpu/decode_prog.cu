@@ -71,17 +71,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "fill_hash.cuh"
+#include "loop_timing.cuh"
+
 #define KL(...)                                                                        \
     do {                                                                               \
         __VA_ARGS__;                                                                   \
@@ -98,22 +91,12 @@
 
 // --- kernels ---------------------------------------------------------------------------
 
-__device__ __forceinline__ unsigned hash32(unsigned x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
-
 // w[i] = uniform in [-a, a) from a hash of (seed, i)
 __global__ void k_fill(float *w, size_t n, unsigned seed, float a)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
-        unsigned h = hash32((unsigned)i * 2654435761u ^ hash32(seed + (unsigned)(i >> 32)));
+        unsigned h = mix32((unsigned)i * 2654435761u ^ mix32(seed + (unsigned)(i >> 32)));
         w[i] = a * ((float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
     }
 }
@@ -328,50 +311,6 @@ __global__ void k_argmax(int *tok, int *hist_t, const float *logits, int n)
 
 // --- host helpers ------------------------------------------------------------------------
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void print_percentiles(const char *what, double *v, int n)
-{
-    if (n <= 0) {
-        printf("%s p50 nan p90 nan\n", what);
-        return;
-    }
-    qsort(v, n, sizeof *v, cmp_d);
-    printf("%s p50 %.2f p90 %.2f\n", what, v[(n - 1) / 2], v[(int)((n - 1) * 0.9)]);
-}
-
-static int intarg(const char *s, int lo, int hi)
-{
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || *e || v < lo || v > hi) {
-        fprintf(stderr, "bad number: %s (%d..%d)\n", s, lo, hi);
-        exit(1);
-    }
-    return (int)v;
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: decode_prog [--tokens T] [--layers L] [--sync-every K] "
@@ -507,7 +446,7 @@ int main(int argc, char **argv)
     }
     int nseg = 0, nenq = 0, seg_start_tok = warmup;
     double seg_t0 = 0.0;
-    uint64_t synced = 0xcbf29ce484222325ull; // what the host saw at its syncs (stderr only)
+    uint64_t synced = FNV_INIT; // what the host saw at its syncs (stderr only)
     int nsync = 0;
 
     for (int t = 0; t < T; t++) {
@@ -574,7 +513,7 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(hh, hist, (size_t)T * sizeof(int), cudaMemcpyDeviceToHost));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    uint64_t r = fnv1a(hh, (size_t)T * sizeof(int), 0xcbf29ce484222325ull);
+    uint64_t r = fnv1a(hh, (size_t)T * sizeof(int), FNV_INIT);
     int ops = memset_grow + 1 + L * (11 + memcpy_grow) + 3 + copy;
     printf("tokens %d layers %d ops_per_token %d\n", T, L, ops);
     printf("last_token %d\n", hh[T - 1]);

@@ -67,7 +67,8 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static \
              $(GPU_DIR)/solver_static $(GPU_DIR)/alloc_loop_static $(GPU_DIR)/trainer_static \
              $(GPU_DIR)/decode_static
-GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh
+GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh \
+                 $(GPU_SRC)/loop_timing.cuh
 
 .PHONY: gpu-progs
 gpu-progs: $(GPU_PROGS)
@@ -130,7 +131,7 @@ $(GPU_DIR)/introspect_trace: $(GPU_SRC)/introspect_trace.cu $(GPU_PROG_HDRS) inc
 	    -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl
 
 # cuBLASLt (the toolkit's) for the C trainer.
-$(GPU_DIR)/trainer_static: $(GPU_SRC)/trainer_prog.cu
+$(GPU_DIR)/trainer_static: $(GPU_SRC)/trainer_prog.cu $(GPU_PROG_HDRS)
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $< -L$(CUDA_HOME)/lib64 \
 	    -Xlinker -rpath=$(CUDA_HOME)/lib64 -lcublasLt

@@ -1,19 +1,20 @@
 // prog_common.cuh -- what the GPU suite's runtime-API test programs share
 // (engine_prog.cu, capture_prog.cu, threads_prog.cu, errors_prog.cu): the launch-and-count
-// macro KL, a few deterministic kernels (seed, tiny, affine, heavy, combine), FNV-1a
-// hashes of exact bytes and the "<mode> <buffer> bytes <n> fnv1a64 <hex>" result lines,
-// buffer and stream helpers, and the argument parser.  One translation unit per program
+// macro KL, a few deterministic kernels (seed, tiny, affine, heavy, combine), the
+// "<mode> <buffer> bytes <n> fnv1a64 <hex>" result lines (FNV-1a and now_us come from
+// loop_timing.cuh, mix32 from fill_hash.cuh), buffer and stream helpers, and the
+// argument parser.  One translation unit per program
 // includes it (static definitions).
 #ifndef AG_PROG_COMMON_CUH
 #define AG_PROG_COMMON_CUH
 
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 
 #include "cuda_check.cuh"
 #include "fill_hash.cuh"
+#include "loop_timing.cuh"
 
 // Kernel launches the program made (printed as "expected_launches N" on stderr).
 static long g_launches;
@@ -28,16 +29,6 @@ static long g_launches;
     } while (0)
 
 // --- kernels -------------------------------------------------------------------------
-
-__device__ __host__ inline unsigned mix32(unsigned h)
-{
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
-}
 
 __global__ void k_seed_u(unsigned *x, int n, unsigned seed)
 {
@@ -89,18 +80,6 @@ __global__ void k_combine(unsigned *a, const unsigned *b, const unsigned *c, int
 }
 
 // --- hashes and result lines -----------------------------------------------------------
-
-#define FNV_INIT 0xcbf29ce484222325ull
-
-static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 // The first word of every result line (the program's mode).
 static const char *g_mode = "?";
@@ -174,14 +153,6 @@ static inline int posint(const char *s, int *out)
 }
 
 // The end of main: no error left behind, every result printed, the launch count on stderr.
-// CLOCK_MONOTONIC in microseconds
-static inline double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 static inline int finish(int rc)
 {
     CK(cudaGetLastError());

@@ -19,15 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            return 2;                                                                  \
-        }                                                                              \
-    } while (0)
+#include "cuda_check.cuh"
 
 enum { N = 1 << 14 };
 

@@ -38,17 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "loop_timing.cuh"
+
 #define KL(...)                                                                        \
     do {                                                                               \
         __VA_ARGS__;                                                                   \
@@ -151,50 +143,6 @@ __global__ void k_clamp(float *u, int n, float eps)
 
 // --- host helpers ------------------------------------------------------------------------
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void print_percentiles(double *v, int n)
-{
-    if (n <= 0) {
-        printf("per_iter_us p50 nan p90 nan\n");
-        return;
-    }
-    qsort(v, n, sizeof *v, cmp_d);
-    printf("per_iter_us p50 %.2f p90 %.2f\n", v[(n - 1) / 2], v[(int)((n - 1) * 0.9)]);
-}
-
-static int intarg(const char *s, int lo, int hi)
-{
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || *e || v < lo || v > hi) {
-        fprintf(stderr, "bad number: %s (%d..%d)\n", s, lo, hi);
-        exit(1);
-    }
-    return (int)v;
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: solver_prog [--stream|--nonblocking] [--kernels K] [--iters I] "
@@ -255,7 +203,7 @@ int main(int argc, char **argv)
 
     double *times = (double *)malloc(sizeof(double) * (size_t)iters);
     int ntimes = 0;
-    uint64_t reshash = 0xcbf29ce484222325ull;
+    uint64_t reshash = FNV_INIT;
     unsigned long long last = 0;
     int it, cur = 0;
     for (it = 0; it < iters; it++) {
@@ -302,14 +250,14 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(hh, hist, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    uint64_t h = fnv1a(hu, cells * sizeof(float), 0xcbf29ce484222325ull);
+    uint64_t h = fnv1a(hu, cells * sizeof(float), FNV_INIT);
     h = fnv1a(&reshash, sizeof reshash, h);
     h = fnv1a(hh, n * sizeof(unsigned), h);
     printf("iterations %d\n", it);
     printf("final_residual_fx %016llx\n", last);
     printf("result %016llx\n", (unsigned long long)h);
     if (timing)
-        print_percentiles(times, ntimes);
+        print_percentiles("per_iter_us", times, ntimes);
     fflush(stdout);
     if (mode)
         CK(cudaStreamDestroy(s));

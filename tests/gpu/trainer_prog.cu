@@ -38,17 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                    cudaGetErrorString(e_));                                           \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "fill_hash.cuh"
+#include "loop_timing.cuh"
+
 #define CKL(x)                                                                         \
     do {                                                                               \
         cublasStatus_t st_ = (x);                                                      \
@@ -65,16 +58,6 @@
     } while (0)
 
 // --- kernels -----------------------------------------------------------------------------
-
-__device__ __host__ inline unsigned mix32(unsigned h)
-{
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
-}
 
 // x[i] = scale * u, u in [-0.5, 0.5)
 __global__ void k_init_rand(float *x, int n, unsigned seed, float scale)
@@ -435,40 +418,6 @@ static void matmul_bwd(cudaStream_t s, float *dinp, float *dW, const float *dout
 
 // --- host ------------------------------------------------------------------------------------
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int intarg(const char *s, int lo, int hi)
-{
-    char *e;
-    long v = strtol(s, &e, 10);
-    if (e == s || *e || v < lo || v > hi) {
-        fprintf(stderr, "bad number: %s (%d..%d)\n", s, lo, hi);
-        exit(1);
-    }
-    return (int)v;
-}
-
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 
 // parameter tensors, in one buffer
@@ -704,7 +653,7 @@ int main(int argc, char **argv)
 
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FNV_INIT;
     for (int i = 0; i < steps; i++) {
         unsigned bits;
         memcpy(&bits, &step_loss[i], 4);
@@ -720,11 +669,8 @@ int main(int argc, char **argv)
         h = fnv1a(hp, np * 4, h);
     }
     printf("result %016llx\n", (unsigned long long)h);
-    if (timing && ntimes > 0) {
-        qsort(times, ntimes, sizeof *times, cmp_d);
-        printf("per_iter_us p50 %.2f p90 %.2f\n", times[(ntimes - 1) / 2],
-               times[(int)((ntimes - 1) * 0.9)]);
-    }
+    if (timing && ntimes > 0)
+        print_percentiles("per_iter_us", times, ntimes);
     fflush(stdout);
     for (int i = 0; i < g_ngemms; i++) {
         CKL(cublasLtMatrixLayoutDestroy(g_gemms[i].la));
