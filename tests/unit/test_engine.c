@@ -327,6 +327,20 @@ static void test_skimming(void)
     ag_eng.p.skim_after = 0;
 }
 
+/* `steps` steps of test_same_start_windows: a window of 6 ops, a sync, a window of 8 ops,
+ * a sync; both windows begin with op 80. */
+static void same_start_steps(int steps)
+{
+    for (int it = 0; it < steps; it++) {
+        for (int k = 0; k < 6; k++)
+            submit(k == 0 ? 80 : 81 + k, (uint64_t)k);
+        sync_point();
+        for (int k = 0; k < 8; k++)
+            submit(k == 0 ? 80 : 90 + k, (uint64_t)k);
+        sync_point();
+    }
+}
+
 /* Two windows of one step that begin with the same op (a layer norm after each
  * synchronous copy), in turn: each one's replay starts with its own template (the one
  * that came after the window before last time), so neither mismatches once built. */
@@ -335,26 +349,12 @@ static void test_same_start_windows(void)
     unsigned long mismatches;
     int built;
     reset();
-    for (int it = 0; it < 6; it++) {
-        for (int k = 0; k < 6; k++)
-            submit(k == 0 ? 80 : 81 + k, (uint64_t)k);
-        sync_point();
-        for (int k = 0; k < 8; k++)
-            submit(k == 0 ? 80 : 90 + k, (uint64_t)k);
-        sync_point();
-    }
+    same_start_steps(6);
     CHECK(builds >= 2 && same_order());
     mismatches = ag_eng.s.mismatches;
     built = builds;
     launches = 0;
-    for (int it = 0; it < 20; it++) {
-        for (int k = 0; k < 6; k++)
-            submit(k == 0 ? 80 : 81 + k, (uint64_t)k);
-        sync_point();
-        for (int k = 0; k < 8; k++)
-            submit(k == 0 ? 80 : 90 + k, (uint64_t)k);
-        sync_point();
-    }
+    same_start_steps(20);
     CHECK(ag_eng.s.mismatches == mismatches && builds == built && launches >= 40 &&
           same_order());
 }
