@@ -42,10 +42,7 @@
 #   runs, default empty; e.g. "--calls 2" or "--tokens 100" to save time).
 set -u
 
-prog=dyn_bench.sh
-keys='result|sha256|tokens|token_ids|steps'
-TMO=${TMO:-120}
-check_runs=1
+prog=dyn_bench.sh keys='result|sha256|tokens|token_ids|steps' check_runs=1 TMO=${TMO:-120}
 # shellcheck source=tests/bench/compare_lib.bash
 . "$(dirname "$0")/compare_lib.bash"
 cmp_init 3 1 "$@"

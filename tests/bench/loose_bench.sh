@@ -24,10 +24,7 @@
 #   are; default: this script's folder, then ../gpu and ../bench beside it).
 set -u
 
-prog=loose_bench.sh
-keys='result|sha256|step'
-TMO=${TMO:-60}
-check_runs=0
+prog=loose_bench.sh keys='result|sha256|step' check_runs=0 TMO=${TMO:-60}
 # shellcheck source=tests/bench/compare_lib.bash
 . "$(dirname "$0")/compare_lib.bash"
 cmp_init 5 0 "$@"
