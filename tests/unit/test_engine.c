@@ -359,6 +359,22 @@ static void test_same_start_windows(void)
           same_order());
 }
 
+/* `steps` steps of test_futile: its futile window (ops 50 and 51, a sync) and, with
+ * `graphable`, its graphable one after it (ops 60..65, a sync). */
+static void futile_steps(int steps, int graphable)
+{
+    for (int it = 0; it < steps; it++) {
+        submit(50, (uint64_t)it);
+        submit(51, (uint64_t)it);
+        sync_point();
+        if (!graphable)
+            continue;
+        for (int k = 0; k < 6; k++)
+            submit(60 + k, (uint64_t)(it * 10 + k));
+        sync_point();
+    }
+}
+
 /* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
@@ -369,38 +385,16 @@ static void test_futile(void)
     unsigned long full_before;
     reset();
     ag_eng.p.skim_after = 8;
-    for (int it = 0; it < 100; it++) {
-        submit(50, (uint64_t)it);
-        submit(51, (uint64_t)it);
-        sync_point();
-    }
+    futile_steps(100, 0);
     CHECK(ag_eng.s.futile_shapes == 1 && ag_eng.s.futile_windows == 96);
     CHECK(ag_eng.s.skip[AG_SKIP_SHORT] == 4 && builds == 0 && same_order());
     full_before = ag_eng.s.skip[AG_SKIP_SHORT];
-    for (int it = 0; it < AG_FUTILE_RECHECK + 10; it++) {
-        submit(50, (uint64_t)it);
-        submit(51, (uint64_t)it);
-        sync_point();
-    }
+    futile_steps(AG_FUTILE_RECHECK + 10, 0);
     CHECK(ag_eng.s.skip[AG_SKIP_SHORT] == full_before + 1 && same_order());
-    for (int it = 0; it < 40; it++) {         /* futile A, graphable B, in turn */
-        submit(50, (uint64_t)it);
-        submit(51, (uint64_t)it);
-        sync_point();
-        for (int k = 0; k < 6; k++)
-            submit(60 + k, (uint64_t)(it * 10 + k));
-        sync_point();
-    }
+    futile_steps(40, 1); /* futile A, graphable B, in turn */
     CHECK(builds == 1 && launches > 20 && same_order());
     full_before = ag_eng.s.futile_windows;
-    for (int it = 0; it < 10; it++) {
-        submit(50, (uint64_t)it);
-        submit(51, (uint64_t)it);
-        sync_point();
-        for (int k = 0; k < 6; k++)
-            submit(60 + k, (uint64_t)(it * 10 + k));
-        sync_point();
-    }
+    futile_steps(10, 1);
     CHECK(ag_eng.s.futile_windows >= full_before + 9 && same_order());
     for (int it = 0; it < 6; it++) {          /* the program changes: graphed */
         for (int k = 0; k < 5; k++)
