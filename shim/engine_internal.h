@@ -207,6 +207,8 @@ struct ag_skim {
     uint64_t last_fingerprint;  /* the last skimmed window's (at a flush point) */
     unsigned long last_ops;
     unsigned long streak;       /* skimmed windows since skimming started */
+    int futile;                 /* started for futile shapes (match_futile.c): a window
+                                 * longer than any of them stops it */
 };
 
 /* A window shape's chunk plan tuning (build_tune.c): the candidate being tried,
@@ -349,6 +351,7 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_futile futile[AG_FUTILE_SIZE];   /* match_futile.c */
     struct ag_successor successors[AG_SUCCESSORS];  /* build_template.c */
     int futile_hold_off;        /* judged windows before futile skimming may start */
+    uint32_t futile_max_ops;    /* the most ops of a futile shape */
 };
 
 extern struct ag_engine ag_eng;

@@ -17,7 +17,9 @@
  * re-entry off for AG_FUTILE_HOLD_OFF judged windows, so that a graphable window
  * interleaved with futile ones is recorded in full long enough to warm up.
  * Where a futile shape followed a window last time, skimming starts right after
- * that window (a graphed step followed by a futile tail skims the tail).
+ * that window (a graphed step followed by a futile tail skims the tail).  Skimming
+ * started for futile shapes stops as soon as a window outgrows all of them (the
+ * program's setup had short windows, its loop is long): that window is recorded.
  */
 #include "engine_internal.h"
 
@@ -67,9 +69,16 @@ static struct ag_futile *slot_for(uint64_t hash)
 /* Starts skimming from the next op, if the program may be skimmed at all. */
 static void skim_from_here(void)
 {
+    uint32_t most = 0;
     if (ag_eng.p.skim_after <= 0 || ag_eng.p.light_after <= 0 || ag_eng.futile_hold_off)
         return;
+    for (int i = 0; i < AG_FUTILE_SIZE; i++)
+        if (ag_eng.futile[i].judged >= AG_FUTILE_AFTER && ag_eng.futile[i].ops > most)
+            most = ag_eng.futile[i].ops;
+    ag_eng.futile_max_ops = most;
     __atomic_store_n(&ag_eng.light, 1, __ATOMIC_RELAXED);
+    if (!ag_eng.k.on)
+        ag_eng.k.futile = 1;         /* not skimming for variety already */
     ag_eng.k.on = 1;
     ag_eng.k.streak = 1;
     ag_light_gate_update();

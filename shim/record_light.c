@@ -83,6 +83,7 @@ void ag_light_stop(void)
     ag_eng.varied_streak = 0;
     ag_eng.k.on = 0;
     ag_eng.k.streak = 0;
+    ag_eng.k.futile = 0;
     __atomic_store_n(&ag_eng.light, 0, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }

@@ -123,6 +123,9 @@ int ag_current_device(CUdevice *dev);
 
 /* ---- dynamic shared memory limits (record_smem.c) ---- */
 
+/* A function's dynamic shared memory limit until the program raises it. */
+#define AG_SMEM_DEFAULT_LIMIT 49152u
+
 /* Set (intercept_attributes.c) once a function's dynamic shared memory limit has been
  * changed: from then on a kernel launch asking for dynamic shared memory is checked
  * against its function's limit now, and one over it is not recorded (it goes to the

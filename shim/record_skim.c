@@ -47,6 +47,14 @@ int ag_engine_skim(uint64_t word, int kernel)
     return 1;
 }
 
+/* Skimming started for futile shapes, and this window has more ops than any of
+ * them: it is something else, recorded from its next op on. */
+static void outgrown(void)
+{
+    ag_skim_stop("a skimmed window outgrew the futile shapes");
+    ag_light_stop();
+}
+
 /* Engine lock held: a light op that came to the engine while skimming (the start
  * filter said "maybe", no template starts with it) is skimmed all the same, when no
  * op of the window was recorded. */
@@ -60,6 +68,8 @@ int ag_skim_take(const struct ag_op *op)
     ag_eng.k.ops++;
     ag_eng.s.skimmed_ops++;
     ag_eng.s.launches_eager += op->kind == AG_OP_KERNEL;
+    if (ag_eng.k.futile && ag_eng.k.ops > ag_eng.futile_max_ops)
+        outgrown();
     return 1;
 }
 
@@ -77,6 +87,8 @@ void ag_skim_drain(void)
     th->skim_ops = th->skim_kernels = 0;
     if (k->ops >= SKIM_RUN_MAX)
         ag_skim_stop("no window ended in a long run of skimmed ops");
+    else if (k->futile && k->ops > ag_eng.futile_max_ops)
+        outgrown();
 }
 
 /* After a light window that differed (record_light.c): skim from the next op? */
@@ -100,6 +112,7 @@ void ag_skim_stop(const char *why)
         return;
     ag_eng.k.on = 0;
     ag_eng.k.streak = 0;
+    ag_eng.k.futile = 0;
     ag_light_gate_update();
     ag_explain(0, -5, "skimming stopped: %s", why);
 }
@@ -141,6 +154,7 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone)
         ag_futile_hold_off();
     } else if (k->on && ++k->streak % SKIM_PROBE == 0) {
         k->on = 0;                   /* one light window: repeats inside windows */
+        k->futile = 0;
         ag_light_gate_update();
     }
 }

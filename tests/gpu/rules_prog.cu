@@ -167,7 +167,7 @@ int main(void)
     if (rule("memset-size", exec, s, b,
              [&]() {
                  cudaMemsetParams q = mp;
-                 q.width = N;
+                 q.width = N * sizeof(unsigned) / mp.elementSize;   // all N words
                  return cudaGraphExecMemsetNodeSetParams(exec, mn, &q);
              },
              [&]() {

@@ -379,7 +379,8 @@ static void futile_steps(int steps, int graphable)
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
  * futile ones is still recorded, built and replayed, and the futile ones after it are
- * skimmed; a changed program is graphed. */
+ * skimmed; a changed program is graphed; a long window without a sync after futile
+ * ones stops their skimming and is graphed by period detection. */
 static void test_futile(void)
 {
     unsigned long full_before;
@@ -402,6 +403,14 @@ static void test_futile(void)
         sync_point();
     }
     CHECK(builds == 2 && same_order());
+    reset();                                  /* short futile windows, then a long */
+    futile_steps(10, 0);                      /* one without a sync: it outgrows them, */
+    CHECK(ag_eng.s.futile_windows > 0);       /* is recorded, and period detection */
+    for (int it = 0; it < 200; it++)          /* graphs it */
+        for (int k = 0; k < 5; k++)
+            submit(90 + k, (uint64_t)(it * 5 + k));
+    sync_point();
+    CHECK(builds >= 1 && launches > 20 && same_order());
     ag_eng.p.skim_after = 0;
 }
 
