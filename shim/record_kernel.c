@@ -284,41 +284,17 @@ static int smem_refused(CUfunction f, uintptr_t ctx, unsigned smem)
            ag_smem_over_limit(f, ctx ? ctx : ag_rec_context(), smem);
 }
 
-/* The most threads a block of f may have (its registers and launch bounds allow
- * fewer than the device's 1024 for heavy kernels); per thread, direct-mapped. */
-static int max_threads_of(CUfunction f)
-{
-    DRIVER_FN(func_attr, cuFuncGetAttribute);
-    DRIVER_FN(kernel_attr, cuKernelGetAttribute);
-    static AG_TLS struct { uintptr_t f; int max; } cache[16];
-    __typeof__(cache[0]) *e = &cache[((uintptr_t)f >> 4) % 16];
-    CUdevice dev;
-    int v = 1024;
-    if (e->f == (uintptr_t)f)
-        return e->max;
-    if ((func_attr == NULL ||
-         func_attr(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS) &&
-        (kernel_attr == NULL || !ag_current_device(&dev) ||
-         kernel_attr(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUkernel)f, dev) !=
-             CUDA_SUCCESS))
-        v = 1024;
-    e->f = (uintptr_t)f;
-    e->max = v;
-    return v;
-}
-
-/* Whether a launch of this size would be refused by the driver: then it is not
- * recorded (it goes to the driver and fails at its call, as without the shim).  A
- * launch size is patched into a held launch, not compared with the recorded one, so
- * an invalid one must never be held. */
-static int dims_refused(CUfunction f, const unsigned grid[3], const unsigned block[3])
+/* Whether a launch of this size breaks the device's limits: then it is not recorded
+ * (it goes to the driver and fails at its call, as without the shim).  A launch size
+ * is patched into a held launch, not compared with the recorded one, so such a launch
+ * must never be held.  (A block over a heavy function's own thread limit, under the
+ * device's, is not caught here: mid-replay its error comes late.) */
+static int dims_refused(const unsigned grid[3], const unsigned block[3])
 {
     unsigned long threads = (unsigned long)block[0] * block[1] * block[2];
-    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
-        grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535 || block[0] > 1024 ||
-        block[1] > 1024 || block[2] > 64 || threads > 1024)
-        return 1;
-    return threads > 256 && threads > (unsigned long)max_threads_of(f);
+    return !grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
+           grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535 ||
+           block[0] > 1024 || block[1] > 1024 || block[2] > 64 || threads > 1024;
 }
 
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
@@ -336,7 +312,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
     if (smem_refused(f, op->ctx, smem))
         return ag_rec_reject(op, "kernel launch asking for more dynamic shared memory than its "
                           "function's limit");
-    if (dims_refused(f, grid, block))
+    if (dims_refused(grid, block))
         return ag_rec_reject(op, "kernel launch of a size the driver refuses");
 
     if (extra && !params) {
@@ -509,7 +485,7 @@ static int fast_kernel(int entry, const struct fast_call *call, CUstream stream,
                        void **params, void **extra, uintptr_t ctx, int above_driver)
 {
     if (extra || smem_refused(call->f, ctx, call->smem) ||
-        dims_refused(call->f, call->grid, call->block))
+        dims_refused(call->grid, call->block))
         return 0;
     struct ag_fast_kernel k = {
         .entry = entry, .stream = ag_rec_stream_key(stream, entry), .ctx = ctx, .call = call,
