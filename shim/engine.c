@@ -268,7 +268,7 @@ static void judge_window(void)
 static void end_window(enum ag_flush_reason reason)
 {
     if (ag_eng.r.t)
-        ag_replay_abort("the window ended before the template did");
+        ag_replay_mismatch("the window ended before the template did");
     ag_skim_window_end(reason, ag_eng.w.n == 0);
     if (ag_eng.w.n == 0)
         return;
@@ -343,7 +343,7 @@ int ag_engine_offer(struct ag_op *op)
     if (op->light)
         ag_eng.s.light_ops++;
     if (ag_eng.w.n && op->ctx != ag_eng.w.ctx && ag_eng.r.t)
-        ag_replay_abort("an op of another context");
+        ag_replay_mismatch("an op of another context");
     if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
         end_window(AG_FLUSH_CONTEXT);
     if (ag_eng.p.chunk_slow_ns && ag_eng.r.t == NULL)

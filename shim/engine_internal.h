@@ -34,6 +34,11 @@
 #define AG_MAX_DROPS   3       /* graphs of one window dropped by the program's destroys
                                 * and unloads before it is no longer built */
 #define AG_DROPS_SIZE  64      /* windows whose drops are counted (by hash) */
+#define AG_MISMATCH_RETIRE 16  /* a template whose replays stopped early this often, and
+                                * four times as often as they ran to its end, goes: a
+                                * period cut from a program's first steps, or a window
+                                * that only starts like it, would hold and issue ops
+                                * back for nothing; its window is graphed anew */
 
 /* Why a window was not made into a graph. */
 enum ag_skip {
@@ -448,6 +453,7 @@ void ag_events_release_held(void);  /* the held ops went out: the held destroys 
 int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);
 int ag_replay_offer(const struct ag_op *op);
 void ag_replay_abort(const char *why);
+void ag_replay_mismatch(const char *why);   /* abort; a template that keeps stopping goes */
 void ag_issue_held(size_t from);
 void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or not */
 

@@ -86,6 +86,16 @@ void ag_replay_abort(const char *why)
     ag_events_release_held();        /* no op is held any more */
 }
 
+/* The program's ops stopped matching the replay's template (`why`): the replay ends
+ * as ag_replay_abort ends it, and a template whose replays keep stopping goes. */
+void ag_replay_mismatch(const char *why)
+{
+    struct ag_template *t = ag_eng.r.t;
+    ag_replay_abort(why);
+    if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays)
+        ag_template_retire(t, "its replays keep stopping before its end");
+}
+
 static int ensure_pending(const struct ag_template *t)
 {
     size_t need = 0;
@@ -231,7 +241,7 @@ int ag_replay_offer(const struct ag_op *op)
 
     if (why) {
         ag_launch_collect();         /* the chunk before goes out first */
-        ag_replay_abort(r->pos == 0 ? NULL : why);
+        ag_replay_mismatch(r->pos == 0 ? NULL : why);
         return AG_EAGER;
     }
     memcpy(r->pending + t->ops[r->pos].args_off, op->args, op->args_len);

@@ -375,6 +375,27 @@ static void futile_steps(int steps, int graphable)
     }
 }
 
+/* A template whose replays keep stopping before its end (windows that only start
+ * like it, each time otherwise) goes after AG_MISMATCH_RETIRE stops: no more ops are
+ * held and issued back for nothing; every op runs, in order. */
+static void test_mismatch_retire(void)
+{
+    reset();
+    for (int it = 0; it < 3; it++) {          /* built */
+        for (int k = 0; k < 8; k++)
+            submit(120 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(builds == 2 && ag_eng.s.retired == 0);  /* two chunks */
+    for (int it = 0; it < AG_MISMATCH_RETIRE + 4; it++) {
+        for (int k = 0; k < 8; k++)           /* the same start, op 4 new each time */
+            submit(k == 4 ? 140 + it : 120 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.retired == 1 && ag_eng.s.mismatches == AG_MISMATCH_RETIRE);
+    CHECK(builds == 2 && same_order());
+}
+
 /* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
@@ -1031,6 +1052,7 @@ int main(void)
     test_light_recording();
     test_skimming();
     test_futile();
+    test_mismatch_retire();
     test_same_start_windows();
     test_memory_freed();
     test_chunk_tuning();
