@@ -426,6 +426,18 @@ static int mode_forkjoin(int iters, int churn, int mid_every)
     return 0;
 }
 
+// Prints each of three result buffers of n words ("<mode> <name> bytes ... fnv1a64 ...")
+// and frees it.
+static void print_free3(const char *names, unsigned *a, void *b, void *c, int n)
+{
+    void *bufs[3] = { a, b, c };
+    for (int i = 0; i < 3; i++) {
+        char name[2] = { names[i], 0 };
+        print_dev(name, bufs[i], (size_t)n * 4);
+        CK(cudaFree(bufs[i]));
+    }
+}
+
 static int mode_legacy(int iters)
 {
     const int n = 1 << 16, bs = 256, g = n / bs;
@@ -439,12 +451,7 @@ static int mode_legacy(int iters)
         KL(k_heavy<<<g / 2, bs>>>(z, y, n / 2, 4u, 2));
         CK(cudaDeviceSynchronize());
     }
-    print_dev("x", x, n * sizeof *x);
-    print_dev("y", y, n * sizeof *y);
-    print_dev("z", z, n * sizeof *z);
-    CK(cudaFree(x));
-    CK(cudaFree(y));
-    CK(cudaFree(z));
+    print_free3("xyz", x, y, z, n);
     return 0;
 }
 
@@ -464,12 +471,7 @@ static int mode_legacymix(int iters)
         CK(cudaStreamSynchronize(s));
     }
     CK(cudaDeviceSynchronize());
-    print_dev("x", x, n * sizeof *x);
-    print_dev("y", y, n * sizeof *y);
-    print_dev("z", z, n * sizeof *z);
-    CK(cudaFree(x));
-    CK(cudaFree(y));
-    CK(cudaFree(z));
+    print_free3("xyz", x, y, z, n);
     CK(cudaStreamDestroy(s));
     return 0;
 }
