@@ -112,6 +112,8 @@ void ag_futile_window_end(uint64_t hash)
 {
     if (ag_eng.futile_hold_off)
         ag_eng.futile_hold_off--;
+    if (ag_eng.s.futile_shapes == 0)
+        return;                      /* none yet: nothing to look up */
     for (int i = 0; i < AG_FUTILE_SIZE; i++) {
         const struct ag_futile *f = &ag_eng.futile[i];
         if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0) {

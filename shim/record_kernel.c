@@ -289,12 +289,13 @@ static int smem_refused(CUfunction f, uintptr_t ctx, unsigned smem)
  * is patched into a held launch, not compared with the recorded one, so such a launch
  * must never be held.  (A block over a heavy function's own thread limit, under the
  * device's, is not caught here: mid-replay its error comes late.) */
-static int dims_refused(const unsigned grid[3], const unsigned block[3])
+static AG_INLINE int dims_refused(const unsigned grid[3], const unsigned block[3])
 {
+    /* each "d - 1 > max - 1" is d == 0 or d > max (unsigned): one test for both */
     unsigned long threads = (unsigned long)block[0] * block[1] * block[2];
-    return !grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
-           grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535 ||
-           block[0] > 1024 || block[1] > 1024 || block[2] > 64 || threads > 1024;
+    return (grid[0] - 1u > 0x7ffffffeu) | (grid[1] - 1u > 65534u) | (grid[2] - 1u > 65534u) |
+           (block[0] - 1u > 1023u) | (block[1] - 1u > 1023u) | (block[2] - 1u > 63u) |
+           (threads > 1024u);
 }
 
 static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned grid[3],
