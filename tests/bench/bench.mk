@@ -66,23 +66,23 @@ $(BENCH_DIR)/probe: tests/gpu/probe.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -o $@ $< -ldl
 
-$(BENCH_DIR)/launch_bench_static: tests/bench/launch_bench.cu
+$(BENCH_DIR)/launch_bench_static: tests/bench/launch_bench.cu tests/bench/nr_kernels.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=static -o $@ $<
 
-$(BENCH_DIR)/launch_bench_shared: tests/bench/launch_bench.cu
+$(BENCH_DIR)/launch_bench_shared: tests/bench/launch_bench.cu tests/bench/nr_kernels.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 
-$(BENCH_DIR)/launch_bench_drv: tests/bench/launch_bench.cu
+$(BENCH_DIR)/launch_bench_drv: tests/bench/launch_bench.cu tests/bench/nr_kernels.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -DAG_BENCH_DRV -cudart=static -o $@ $< \
 	    -L$(CUDA_HOME)/lib64/stubs -lcuda
 
-$(BENCH_DIR)/engine_bench_static: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh
+$(BENCH_DIR)/engine_bench_static: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh tests/bench/nr_kernels.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=static -o $@ $<
 
-$(BENCH_DIR)/engine_bench_shared: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh
+$(BENCH_DIR)/engine_bench_shared: tests/bench/engine_bench.cu tests/gpu/cuda_check.cuh tests/bench/nr_kernels.cuh
 	@mkdir -p $(@D)
 	$(NVCC) $(BENCH_NVFLAGS) -cudart=shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<

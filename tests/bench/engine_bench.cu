@@ -49,17 +49,7 @@ __global__ void k_tiny(unsigned *x, unsigned k)
     x[threadIdx.x] = x[threadIdx.x] * 3u + k;
 }
 
-__global__ void k_nr_a(unsigned *x, unsigned k)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    x[i] = x[i] * 5u + k;
-}
-
-__global__ void k_nr_b(unsigned *x, unsigned k)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    x[i] = (x[i] ^ k) + i;
-}
+#include "nr_kernels.cuh"
 
 static double now_us(void)
 {

@@ -152,17 +152,7 @@ static int inproc(long n, int reps)
 #define NR_BLOCK 100
 typedef CUresult (*sync_fn)(CUstream);
 
-__global__ void k_nr_a(unsigned *x, unsigned k)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    x[i] = x[i] * 5u + k;
-}
-
-__global__ void k_nr_b(unsigned *x, unsigned k)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    x[i] = (x[i] ^ k) + i;
-}
+#include "nr_kernels.cuh"
 
 static CUfunction g_nr[2];
 static CUdeviceptr g_nr_buf;
