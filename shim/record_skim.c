@@ -31,13 +31,19 @@
  * other), read and reset under the engine lock. */
 static uint64_t running;
 
+static uint64_t fold_running(uint64_t word)
+{
+    uint64_t f = ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED), word);
+    __atomic_store_n(&running, f, __ATOMIC_RELAXED);
+    return f;
+}
+
 int ag_engine_skim(uint64_t word, int kernel)
 {
     struct ag_thread_hot *th = &ag_thread_hot;
     if (ag_thread_id() != 1)
         return 0;
-    __atomic_store_n(&running, ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED), word),
-                     __ATOMIC_RELAXED);
+    fold_running(word);
     th->skim_ops++;
     th->skim_kernels += (unsigned)kernel;
     if (th->skim_ops == SKIM_BATCH) {
@@ -62,9 +68,7 @@ int ag_skim_take(const struct ag_op *op)
 {
     if (!ag_eng.k.on || ag_eng.w.n || ag_thread_id() != 1)
         return 0;
-    __atomic_store_n(&running, ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED),
-                                              op->skim), __ATOMIC_RELAXED);
-    ag_eng.k.fingerprint = __atomic_load_n(&running, __ATOMIC_RELAXED);
+    ag_eng.k.fingerprint = fold_running(op->skim);
     ag_eng.k.ops++;
     ag_eng.s.skimmed_ops++;
     ag_eng.s.launches_eager += op->kind == AG_OP_KERNEL;
