@@ -18,6 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The filter of the templates' first ops (engine.h): a bit per (hash >> 58) of each
+ * built template's first op, read unlocked by the light and skimming paths, which must
+ * send such an op to the full path (it may start a replay).  Outside ag_eng for them,
+ * in the AG_HOT line beside the light gate they read with it. */
+AG_HOT uint64_t ag_light_starts;
+
+void ag_light_note_start(uint64_t start_hash)
+{
+    __atomic_or_fetch(&ag_light_starts, 1ull << (start_hash >> 58), __ATOMIC_RELAXED);
+}
+
+void ag_light_forget_starts(void)
+{
+    __atomic_store_n(&ag_light_starts, 0, __ATOMIC_RELAXED);
+}
+
 #define TEMPLATE_SEED 0x6a09e667f3bcc909ull   /* the window seed: equal hashes */
 
 /* ---- building ------------------------------------------------------------------ */
@@ -75,19 +91,6 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
     t->start_key = t->ops[0].hash;
     t->ctx = w->ops[a].ctx;
     return 1;
-}
-
-void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
-                         struct ag_op *out)
-{
-    const struct ag_top *top = &t->ops[i];
-    *out = (struct ag_op){ .id = top->id, .ctx = t->ctx, .shape = t->shapes + top->shape_off,
-                           .args = args };
-    if (args && ag_is_event_op(top->kind) && top->args_len == sizeof(uint64_t)) {
-        uint64_t event;
-        memcpy(&event, args, sizeof event);     /* the event is an argument */
-        out->event = (uintptr_t)event;
-    }
 }
 
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
@@ -300,48 +303,6 @@ static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct a
     return 0;
 }
 
-int ag_chunk_new_variant(struct ag_chunk *c)
-{
-    struct ag_variant *v = &c->variants[c->nvariants];
-    double t0 = ag_now_us();
-    int rc = ag_eng.be->instantiate(c->graph, &v->exec);
-    ag_eng.s.instantiate_us += ag_now_us() - t0;
-    if (rc != 0)
-        return rc;
-    v->args = malloc(c->args_len ? c->args_len : 1);
-    if (v->args == NULL) {
-        ag_eng.be->release_exec(v->exec);
-        return -1;
-    }
-    memcpy(v->args, c->base, c->args_len);
-    v->used = 0;                     /* fresh: pick_variant patches it, asks no other */
-    c->nvariants++;
-    ag_eng.s.variants++;
-    return 0;
-}
-
-static void drop_variants(struct ag_chunk *c)
-{
-    for (int v = 0; v < c->nvariants; v++) {
-        ag_eng.be->release_exec(c->variants[v].exec);
-        free(c->variants[v].args);
-    }
-    c->nvariants = 0;
-}
-
-/* Replaces the chunk's executables by one made from its graph as it is now: when
- * it is built, at its first replay (AUTOGRAPH_KEEP_GRAPH), on autograph_instantiate. */
-int ag_chunk_instantiate(struct ag_template *t, int chunk)
-{
-    struct ag_chunk *c = &t->chunks[chunk];
-    int rc;
-    drop_variants(c);
-    rc = ag_chunk_new_variant(c);
-    if (rc == 0)
-        ag_introspect_instantiated(t, chunk, 0);
-    return rc;
-}
-
 static void register_template(struct ag_template *t)
 {
     struct ag_start *s;
@@ -416,7 +377,7 @@ void ag_template_free(struct ag_template *t)
 {
     for (int c = 0; t->chunks && c < t->nchunks; c++) {
         struct ag_chunk *ch = &t->chunks[c];
-        drop_variants(ch);
+        ag_chunk_drop_variants(ch);
         if (ch->graph)
             ag_eng.be->release_graph(ch->graph, ch->nodes, ch->end - ch->begin);
         free(ch->variants);

@@ -238,8 +238,8 @@ static void judge_window(void)
         ag_light_choose(1);
         if (!known->failed)
             ag_template_credit(known);
-        else
-            ag_futile_judged(w, AG_SKIP_BUILD_FAILED, before);
+        else if (ag_futile_judged(w, AG_SKIP_BUILD_FAILED, before))
+            ag_skim_futile();
         return;                      /* already a graph, or known not to build */
     }
     seen = seen_again(w->hash);
@@ -250,8 +250,9 @@ static void judge_window(void)
     why = slice_check(w, 0, w->n);
     if (why == AG_SKIP_NONE && dropped_often(w->hash))
         why = AG_SKIP_DROPPED_OFTEN;
-    if (why != AG_SKIP_NONE && ag_futile_reason(why) && seen > 1)
-        ag_futile_judged(w, why, before);
+    if (why != AG_SKIP_NONE && ag_futile_reason(why) && seen > 1 &&
+        ag_futile_judged(w, why, before))
+        ag_skim_futile();
     if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
     if (why != AG_SKIP_NONE) {
@@ -277,7 +278,8 @@ static void end_window(enum ag_flush_reason reason)
     ag_eng.s.flush[reason]++;
     if (reason != AG_FLUSH_NONE) {
         judge_window();
-        ag_futile_window_end(ag_eng.w.hash);
+        if (ag_futile_window_end(ag_eng.w.hash))
+            ag_skim_futile();
     }
     ag_window_reset(&ag_eng.w);
 }

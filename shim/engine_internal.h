@@ -405,7 +405,6 @@ struct ag_wop *ag_window_append_held_event(struct ag_window *w, const struct ag_
 uint32_t ag_window_link_back(struct ag_window *w, uintptr_t event);
 int ag_window_period(struct ag_window *w, size_t *start);
 void ag_window_view(const struct ag_window *w, size_t i, struct ag_op *out);
-const char *ag_skip_name(enum ag_skip why);
 
 /* The hash of an op's args in a chunk's seen[] (build_template.c, replay_chunk.c). */
 static inline uint64_t ag_args_hash(const unsigned char *args, size_t len)
@@ -419,11 +418,10 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
 void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window followed one */
+void ag_light_note_start(uint64_t start_hash);   /* the filter of first ops (engine.h) */
+void ag_light_forget_starts(void);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
-/* One more executable of chunk c, made from its graph, holding c->base: 0 or the
- * backend's error. */
-int ag_chunk_new_variant(struct ag_chunk *c);
 void ag_template_retire(struct ag_template *t, const char *why);
 /* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */
 int ag_templates_count_pointing_into(uintptr_t lo, uintptr_t hi);
@@ -434,10 +432,15 @@ int ag_templates_drop_unloaded(int entry, uintptr_t handle);
 void ag_note_program_drop(const struct ag_template *t);
 int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
                            const void *arg, const char *why);
-void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
-                         struct ag_op *out);
 
 /* replay_chunk.c */
+/* Template op i as an op the backend takes, with `args` as its args. */
+void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
+                         struct ag_op *out);
+/* One more executable of chunk c, made from its graph, holding c->base: 0 or the
+ * backend's error. */
+int ag_chunk_new_variant(struct ag_chunk *c);
+void ag_chunk_drop_variants(struct ag_chunk *c);   /* every executable of c goes */
 int ag_chunk_prepare(struct ag_template *t, struct ag_chunk *c, const unsigned char *args,
                      const uintptr_t *slot_key, struct ag_launch *job);
 void ag_chunk_fire(struct ag_launch *job);
@@ -475,13 +478,12 @@ void ag_tune_forget(void);                         /* the tests' reset */
 void ag_light_choose(int repeated);  /* after a sync-delimited window: light or full */
 void ag_light_stop(void);            /* full recording from now on */
 int ag_light_wants_full(const struct ag_op *op);
-void ag_light_note_start(uint64_t start_hash);
-void ag_light_forget_starts(void);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 void ag_light_drain(void);
 
 /* record_skim.c */
 void ag_skim_drain(void);
+void ag_skim_futile(void);         /* skim from the next op: a futile shape comes */
 int ag_skim_take(const struct ag_op *op);   /* a light op still skimmed: 1 */           /* engine lock held: the thread's skimmed ops go in */
 void ag_skim_choose(void);          /* after a light window that differed */
 void ag_skim_stop(const char *why);
@@ -491,10 +493,12 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 uint64_t ag_futile_fold(uint64_t fingerprint, uint64_t word);
 int ag_futile_reason(enum ag_skip why);
 /* A full window judged ungraphable for `why`; `before`: the hash of the window judged
- * before it.  A shape judged so AG_FUTILE_AFTER times is futile: skimming starts. */
-void ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t before);
-/* A window of hash `hash` was judged: skimming starts if a futile shape follows it. */
-void ag_futile_window_end(uint64_t hash);
+ * before it.  A shape judged so AG_FUTILE_AFTER times is futile: 1 when skimming is to
+ * start (ag_skim_futile). */
+int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t before);
+/* A window of hash `hash` was judged: 1 when a futile shape follows it and skimming is
+ * to start. */
+int ag_futile_window_end(uint64_t hash);
 /* A skimmed window ended at a flush point: 1 when it is a futile shape's (skimming
  * goes on), 0 when it is not, -1 when it is but the next one is to be recorded in full
  * and judged again. */
@@ -503,6 +507,7 @@ void ag_futile_hold_off(void);      /* a skimmed repeat of another shape stopped
 void ag_futile_forget(void);
 
 /* report_stats.c */
+const char *ag_skip_name(enum ag_skip why);
 void ag_explain_skip(const struct ag_window *w, enum ag_skip why);
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -66,29 +66,25 @@ static struct ag_futile *slot_for(uint64_t hash)
     return oldest;
 }
 
-/* Starts skimming from the next op, if the program may be skimmed at all. */
-static void skim_from_here(void)
+/* Whether skimming may start for futile shapes now; the most ops of one, in
+ * ag_eng.futile_max_ops (record_skim.c stops such skimming past it). */
+static int may_skim(void)
 {
     uint32_t most = 0;
     if (ag_eng.p.skim_after <= 0 || ag_eng.p.light_after <= 0 || ag_eng.futile_hold_off)
-        return;
+        return 0;
     for (int i = 0; i < AG_FUTILE_SIZE; i++)
         if (ag_eng.futile[i].judged >= AG_FUTILE_AFTER && ag_eng.futile[i].ops > most)
             most = ag_eng.futile[i].ops;
     ag_eng.futile_max_ops = most;
-    __atomic_store_n(&ag_eng.light, 1, __ATOMIC_RELAXED);
-    if (!ag_eng.k.on)
-        ag_eng.k.futile = 1;         /* not skimming for variety already */
-    ag_eng.k.on = 1;
-    ag_eng.k.streak = 1;
-    ag_light_gate_update();
+    return 1;
 }
 
-void ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t before)
+int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t before)
 {
     struct ag_futile *f;
     if (w->full_from != 0 || !w->fingerprint_valid)
-        return;
+        return 0;
     f = slot_for(w->hash);
     if (f->hash != w->hash) {
         *f = (struct ag_futile){ .hash = w->hash };
@@ -104,23 +100,21 @@ void ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t befo
         ag_explain(w->hash, -6, "window of %zu ops cannot be graphed (%s) and keeps coming "
                    "back: skimming it from now on", w->n, ag_skip_name(why));
     }
-    if (f->judged >= AG_FUTILE_AFTER)
-        skim_from_here();
+    return f->judged >= AG_FUTILE_AFTER && may_skim();
 }
 
-void ag_futile_window_end(uint64_t hash)
+int ag_futile_window_end(uint64_t hash)
 {
     if (ag_eng.futile_hold_off)
         ag_eng.futile_hold_off--;
     if (ag_eng.s.futile_shapes == 0)
-        return;                      /* none yet: nothing to look up */
+        return 0;                    /* none yet: nothing to look up */
     for (int i = 0; i < AG_FUTILE_SIZE; i++) {
         const struct ag_futile *f = &ag_eng.futile[i];
-        if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0) {
-            skim_from_here();
-            return;
-        }
+        if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0)
+            return may_skim();
     }
+    return 0;
 }
 
 int ag_futile_skimmed(uint64_t fingerprint, unsigned long ops)

@@ -33,24 +33,10 @@ struct light_entry {
 static AG_TLS struct light_entry queue[AG_LIGHT_BATCH];
 
 /* Outside ag_eng: read unlocked by the interception layer's inline light path
- * (engine.h), which does not see struct ag_engine; the gate in the AG_HOT line. */
+ * (engine.h), which does not see struct ag_engine; the gate in the AG_HOT line.  The
+ * filter of templates' first ops it also reads (ag_light_starts) is the build stage's
+ * (build_template.c). */
 AG_HOT int ag_light_gate;
-uint64_t ag_light_starts;
-
-static uint64_t filter_bit(uint64_t hash)
-{
-    return 1ull << (hash >> 58);
-}
-
-void ag_light_note_start(uint64_t start_hash)
-{
-    __atomic_or_fetch(&ag_light_starts, filter_bit(start_hash), __ATOMIC_RELAXED);
-}
-
-void ag_light_forget_starts(void)
-{
-    __atomic_store_n(&ag_light_starts, 0, __ATOMIC_RELAXED);
-}
 
 /* Opens or closes the fast path's gate after a change of what it depends on. */
 void ag_light_gate_update(void)

@@ -109,6 +109,18 @@ void ag_skim_choose(void)
                "until something repeats", ag_eng.varied_streak);
 }
 
+/* Engine lock held: a futile shape (match_futile.c) may come next: skim from the
+ * next op, until a window outgrows the futile shapes. */
+void ag_skim_futile(void)
+{
+    __atomic_store_n(&ag_eng.light, 1, __ATOMIC_RELAXED);
+    if (!ag_eng.k.on)
+        ag_eng.k.futile = 1;         /* not skimming for variety already */
+    ag_eng.k.on = 1;
+    ag_eng.k.streak = 1;
+    ag_light_gate_update();
+}
+
 /* Engine lock held. */
 void ag_skim_stop(const char *why)
 {

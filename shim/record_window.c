@@ -15,29 +15,6 @@
 
 #define WINDOW_SEED 0x6a09e667f3bcc909ull
 
-static const char *const skip_names[AG_SKIP_COUNT] = {
-    [AG_SKIP_NONE] = "none",
-    [AG_SKIP_WARMUP] = "warmup",
-    [AG_SKIP_SHAPE_VARIES] = "shape_varies",
-    [AG_SKIP_SHORT] = "too_short",
-    [AG_SKIP_FAILED_OP] = "failed_op",
-    [AG_SKIP_PTDS_THREADS] = "ptds_threads",
-    [AG_SKIP_LEGACY_MIX] = "legacy_mix",
-    [AG_SKIP_STREAMS] = "too_many_streams",
-    [AG_SKIP_EVENTS] = "too_many_events",
-    [AG_SKIP_CONTEXT] = "contexts",
-    [AG_SKIP_APP_CAPTURE] = "app_capture",
-    [AG_SKIP_BUILD_FAILED] = "build_failed",
-    [AG_SKIP_TOO_LONG] = "too_long",
-    [AG_SKIP_LIGHT] = "recorded_light",
-    [AG_SKIP_DROPPED_OFTEN] = "dropped_often",
-};
-
-const char *ag_skip_name(enum ag_skip why)
-{
-    return (unsigned)why < AG_SKIP_COUNT ? skip_names[why] : "?";
-}
-
 static void mark(struct ag_window *w, enum ag_skip why)
 {
     if (w->ineligible == AG_SKIP_NONE)

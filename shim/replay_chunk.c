@@ -1,6 +1,7 @@
-/* replay_chunk.c -- replay: a chunk's launch.
+/* replay_chunk.c -- replay: a chunk's executables and its launch.
  *
- * A replay launches the variant that already holds its args, else the one that
+ * A chunk's executables (variants) are made from its graph here, holding the args it
+ * was built with, and dropped here.  A replay launches the variant that already holds its args, else the one that
  * needs the fewest nodes patched (node by node, only where the args changed); when
  * some of those nodes take args they had lately (ping-pong buffers, remembered per
  * op), a new variant is made instead while there is room, so that alternating arg
@@ -13,8 +14,63 @@
 #include "log.h"
 #include "report_introspect.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+void ag_template_op_view(const struct ag_template *t, int i, const unsigned char *args,
+                         struct ag_op *out)
+{
+    const struct ag_top *top = &t->ops[i];
+    *out = (struct ag_op){ .id = top->id, .ctx = t->ctx, .shape = t->shapes + top->shape_off,
+                           .args = args };
+    if (args && ag_is_event_op(top->kind) && top->args_len == sizeof(uint64_t)) {
+        uint64_t event;
+        memcpy(&event, args, sizeof event);     /* the event is an argument */
+        out->event = (uintptr_t)event;
+    }
+}
+
+int ag_chunk_new_variant(struct ag_chunk *c)
+{
+    struct ag_variant *v = &c->variants[c->nvariants];
+    double t0 = ag_now_us();
+    int rc = ag_eng.be->instantiate(c->graph, &v->exec);
+    ag_eng.s.instantiate_us += ag_now_us() - t0;
+    if (rc != 0)
+        return rc;
+    v->args = malloc(c->args_len ? c->args_len : 1);
+    if (v->args == NULL) {
+        ag_eng.be->release_exec(v->exec);
+        return -1;
+    }
+    memcpy(v->args, c->base, c->args_len);
+    v->used = 0;                     /* fresh: pick_variant patches it, asks no other */
+    c->nvariants++;
+    ag_eng.s.variants++;
+    return 0;
+}
+
+void ag_chunk_drop_variants(struct ag_chunk *c)
+{
+    for (int v = 0; v < c->nvariants; v++) {
+        ag_eng.be->release_exec(c->variants[v].exec);
+        free(c->variants[v].args);
+    }
+    c->nvariants = 0;
+}
+
+/* Replaces the chunk's executables by one made from its graph as it is now: when
+ * it is built, at its first replay (AUTOGRAPH_KEEP_GRAPH), on autograph_instantiate. */
+int ag_chunk_instantiate(struct ag_template *t, int chunk)
+{
+    struct ag_chunk *c = &t->chunks[chunk];
+    int rc;
+    ag_chunk_drop_variants(c);
+    rc = ag_chunk_new_variant(c);
+    if (rc == 0)
+        ag_introspect_instantiated(t, chunk, 0);
+    return rc;
+}
 /* ---- replaying a chunk --------------------------------------------------------- */
 
 /* Whether op i of chunk c is a node that variant v would patch to hold `args`. */
