@@ -110,6 +110,17 @@ int ag_engine_running(void)
     return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE) && !ag_thread_hot.hook_depth;
 }
 
+/* Opens or closes the light fast path's gate (record_light.c: ag_light_gate) after a
+ * change of what it depends on, which spans the engine: light recording or skimming, a
+ * replay, the program's own captures, a pause, a hook, a second thread. */
+void ag_light_gate_update(void)
+{
+    int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
+               !ag_engine_is_paused() && !ag_thread_hot.hook_depth &&
+               ag_threads_seen() <= 1;
+    __atomic_store_n(&ag_light_gate, open ? 1 + (ag_eng.k.on != 0) : 0, __ATOMIC_RELAXED);
+}
+
 /* ---- windows ------------------------------------------------------------------- */
 
 /* A stream whose work is implicitly ordered with the legacy stream's: the per-thread
@@ -445,6 +456,55 @@ static void drop_all(const char *why)
     ag_light_stop();
 }
 
+/* ---- modules the program unloads ------------------------------------------------ */
+
+/* Retires every built template for which uses(t, arg) holds (ending its replay
+ * first if one is running).  Returns how many. */
+static int templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
+                               const void *arg, const char *why)
+{
+    struct ag_template *t, *tmp;
+    int retired = 0;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
+        if (t->failed || !uses(t, arg))
+            continue;
+        if (t == ag_eng.r.t)
+            ag_replay_abort(why);
+        ag_template_retire(t, why);
+        retired++;
+    }
+    return retired;
+}
+
+struct unload { int entry; uintptr_t handle; };
+
+/* Whether a kernel of t goes with the unload (or the backend cannot tell). */
+static int template_uses_unloaded(const struct ag_template *t, const void *arg)
+{
+    const struct unload *u = arg;
+    struct ag_op view;
+    for (int i = 0; i < t->nops; i++) {
+        if (t->ops[i].kind != AG_OP_KERNEL)
+            continue;
+        ag_template_op_view(t, i, NULL, &view);
+        if (ag_eng.be->kernel_unloaded == NULL ||
+            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0) {
+            ag_note_program_drop(t);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A call of `entry` unloads module or library `handle`: drops the graphs with a kernel
+ * of it (and those the backend cannot tell about).  Returns how many. */
+static int templates_drop_unloaded(int entry, uintptr_t handle)
+{
+    struct unload u = { entry, handle };
+    return templates_retire_if(template_uses_unloaded, &u,
+                               "a module or library of its kernels was unloaded");
+}
+
 void ag_engine_before(int entry, uintptr_t arg0)
 {
     unsigned policy = ag_call_policy[entry];
@@ -454,13 +514,13 @@ void ag_engine_before(int entry, uintptr_t arg0)
     if (policy & AG_POLICY_REASON_MASK)
         end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
     if (policy & AG_POLICY_EVENT_GONE)
-        ag_events_destroyed(arg0);
+        ag_engine_event_gone(arg0);
     if (policy & AG_POLICY_STREAM_GONE)
         ag_stream_gone(arg0);
     if (policy & AG_POLICY_DROP_GRAPHS)
         drop_all("a function was reconfigured or a context destroyed");
     if (policy & AG_POLICY_UNLOAD)
-        ag_templates_drop_unloaded(entry, arg0);
+        templates_drop_unloaded(entry, arg0);
     ag_lock_give(&engine_lock);
 }
 
@@ -496,6 +556,49 @@ void ag_engine_drop_graphs(const char *why)
     ag_engine_lock();
     drop_all(why);
     ag_lock_give(&engine_lock);
+}
+
+/* ---- events the program destroys ------------------------------------------------ */
+
+/* `event` is gone for the engine (its destroy is made now, or was held and is made
+ * now: replay_events.c): the window's ops that name it forget it, and every graph
+ * naming it has those nodes parked on a placeholder or, where that fails, goes. */
+void ag_engine_event_gone(uintptr_t event)
+{
+    struct ag_template *t, *tmp;
+    ag_window_forget_event(&ag_eng.w, event);
+    ag_events_mark_dead(event);
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
+        if (t->failed || ag_events_park(t, event) == 0)
+            continue;
+        if (t == ag_eng.r.t)
+            ag_replay_abort("an event of the graph was destroyed");
+        ag_note_program_drop(t);
+        ag_template_retire(t, "an event it records or waits on was destroyed");
+    }
+}
+
+/* ---- chunk launches that failed --------------------------------------------------- */
+
+/* A chunk launch that failed on the launcher (replay_launcher.c collects it): its ops go
+ * out eagerly, before any op after them, then the replay (if it is still under way)
+ * and the graph end. */
+void ag_engine_launch_failed(const struct ag_launch *job)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "launching chunk %d failed (error %d)",
+             (int)(job->c - job->t->chunks), job->rc);
+    ag_issue_ops(job->win_from, job->win_to);
+    if (ag_eng.r.t == job->t) {
+        ag_replay_abort(msg);        /* its held ops, after those */
+    } else {                         /* the replay had ended with this chunk */
+        job->t->mismatches++;
+        ag_eng.s.mismatches++;
+        ag_explain(job->t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
+                   "the held ops were issued eagerly", job->t->id, job->t->nops,
+                   job->c->end, msg);
+    }
+    ag_template_retire(job->t, "its launch or patch failed");
 }
 
 /* ---- destroyed streams: a replay never maps one (the driver must see the call) -- */

@@ -365,6 +365,7 @@ extern struct ag_engine ag_eng;
 void ag_stream_gone(uintptr_t stream);
 /* Whether work on `stream` is implicitly ordered with the legacy stream's. */
 int ag_stream_syncs_with_legacy(uintptr_t stream);
+void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 int ag_stream_is_dead(uintptr_t stream);
 void ag_engine_lock(void);          /* also drains the calling thread's light queue
                                      * and collects a chunk launch handed off */
@@ -378,8 +379,9 @@ double ag_now_us(void);
 /* record_window.c */
 void ag_window_reset(struct ag_window *w);
 struct ag_wop *ag_window_append(struct ag_window *w, const struct ag_op *op);
-/* The program destroyed `event`: a later wait on a new event with its handle is not
- * linked to its record. */
+/* The program destroyed `event`: the window's ops that name it forget it (their event
+ * and args become 0: the backend's placeholder), and a later wait on a new event with
+ * its handle is not linked to its record. */
 void ag_window_forget_event(struct ag_window *w, uintptr_t event);
 /* An op the replay's fast path matched, held: what ag_window_append does for it, with
  * the template op's hash, shape and layout, less what such an op cannot need (a
@@ -425,13 +427,10 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 void ag_template_retire(struct ag_template *t, const char *why);
 /* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */
 int ag_templates_count_pointing_into(uintptr_t lo, uintptr_t hi);
-int ag_templates_drop_unloaded(int entry, uintptr_t handle);
 /* Graph t goes because the program destroyed an event of it or unloaded a module of
  * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
  * window is no longer built). */
 void ag_note_program_drop(const struct ag_template *t);
-int ag_templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
-                           const void *arg, const char *why);
 
 /* replay_chunk.c */
 /* Template op i as an op the backend takes, with `args` as its args. */
@@ -448,7 +447,8 @@ int ag_chunk_count(const struct ag_launch *job);
 
 /* replay_events.c */
 int ag_event_is_dead(uintptr_t event);
-void ag_events_destroyed(uintptr_t event);
+void ag_events_mark_dead(uintptr_t event);   /* its handle is not held until made again */
+int ag_events_park(struct ag_template *t, uintptr_t event);   /* -1: t must go */
 void ag_events_forget_all(void);
 void ag_events_release_held(void);  /* the held ops went out: the held destroys are made */
 
@@ -464,6 +464,10 @@ void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or n
 enum { AG_LAUNCH_IDLE, AG_LAUNCH_QUEUED, AG_LAUNCH_RUNNING, AG_LAUNCH_DONE };
 int ag_launch_hand_off(const struct ag_launch *job);  /* 0, or the inline launch's error */
 void ag_launch_collect(void);       /* engine lock held: the chunk handed off is done */
+/* engine.c: a chunk launch collected with an error (its ops issued, the graph gone). */
+void ag_engine_launch_failed(const struct ag_launch *job);
+/* engine.c: the program's `event` is gone (replay_events.c, the destroy flush point). */
+void ag_engine_event_gone(uintptr_t event);
 int ag_launch_pending(void);        /* a chunk handed off is not collected yet */
 int ag_launch_names_event(uintptr_t event);   /* the chunk out records or waits on it */
 int ag_launcher_available(void);    /* paced chunks can be handed to the launcher */
@@ -478,13 +482,12 @@ void ag_tune_forget(void);                         /* the tests' reset */
 void ag_light_choose(int repeated);  /* after a sync-delimited window: light or full */
 void ag_light_stop(void);            /* full recording from now on */
 int ag_light_wants_full(const struct ag_op *op);
-void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 void ag_light_drain(void);
 
 /* record_skim.c */
-void ag_skim_drain(void);
-void ag_skim_futile(void);         /* skim from the next op: a futile shape comes */
-int ag_skim_take(const struct ag_op *op);   /* a light op still skimmed: 1 */           /* engine lock held: the thread's skimmed ops go in */
+void ag_skim_drain(void);           /* engine lock held: the thread's skimmed ops go in */
+void ag_skim_futile(void);          /* skim from the next op: a futile shape comes */
+int ag_skim_take(const struct ag_op *op);   /* a light op still skimmed: 1 */
 void ag_skim_choose(void);          /* after a light window that differed */
 void ag_skim_stop(const char *why);
 void ag_skim_window_end(enum ag_flush_reason reason, int alone);

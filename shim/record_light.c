@@ -38,15 +38,6 @@ static AG_TLS struct light_entry queue[AG_LIGHT_BATCH];
  * (build_template.c). */
 AG_HOT int ag_light_gate;
 
-/* Opens or closes the fast path's gate after a change of what it depends on. */
-void ag_light_gate_update(void)
-{
-    int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
-               !ag_engine_is_paused() && !ag_thread_hot.hook_depth &&
-               ag_threads_seen() <= 1;
-    __atomic_store_n(&ag_light_gate, open ? 1 + (ag_eng.k.on != 0) : 0, __ATOMIC_RELAXED);
-}
-
 void ag_light_choose(int repeated)
 {
     int after = ag_eng.p.light_after;

@@ -140,6 +140,14 @@ static void link_events(struct ag_window *w, struct ag_wop *o)
 void ag_window_forget_event(struct ag_window *w, uintptr_t event)
 {
     struct ag_evpos *e = event_slot(w, event, 0);
+    for (size_t i = 0; i < w->n; i++) {
+        struct ag_wop *o = &w->ops[i];
+        if (!ag_is_event_op(o->kind) || o->event != event)
+            continue;
+        o->event = 0;               /* a graph built from the window names the */
+        if (!o->light && o->args_len == sizeof(uint64_t))   /* placeholder there */
+            memset(w->arena + o->args_off, 0, sizeof(uint64_t));
+    }
     if (e)
         e->pos = NO_RECORD;         /* kept: unlinking would cut other entries' probes */
 }

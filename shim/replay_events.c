@@ -155,7 +155,7 @@ static int park_chunk(const struct ag_template *t, struct ag_chunk *c, uintptr_t
 }
 
 /* Parks every node of t that names `event`: -1 when t must go. */
-static int park_template(struct ag_template *t, uintptr_t event)
+int ag_events_park(struct ag_template *t, uintptr_t event)
 {
     for (int k = 0; k < t->nchunks; k++)
         if (park_chunk(t, &t->chunks[k], event) < 0)
@@ -163,20 +163,11 @@ static int park_template(struct ag_template *t, uintptr_t event)
     return 0;
 }
 
-/* The program is destroying `event` (before the driver's call; the window has ended
- * and held work was issued). */
-void ag_events_destroyed(uintptr_t event)
+/* The program is destroying `event`: a record of or a wait on its handle is never held
+ * until an event is made with it again. */
+void ag_events_mark_dead(uintptr_t event)
 {
-    struct ag_template *t, *tmp;
     remember_dead(event);
-    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        if (t->failed || park_template(t, event) == 0)
-            continue;
-        if (t == ag_eng.r.t)
-            ag_replay_abort("an event of the graph was destroyed");
-        ag_note_program_drop(t);
-        ag_template_retire(t, "an event it records or waits on was destroyed");
-    }
 }
 
 /* ---- a destroy inside a window ------------------------------------------------------- */
@@ -201,30 +192,6 @@ static int held_op_names(uintptr_t event)
     return 0;
 }
 
-/* The window's ops that name `event` (all issued: eagerly, or in a launched chunk)
- * forget it: a graph built from the window names the backend's placeholder there,
- * which its replays patch to their own event. */
-static void window_forgets(uintptr_t event)
-{
-    struct ag_window *w = &ag_eng.w;
-    for (size_t i = 0; i < w->n; i++) {
-        struct ag_wop *o = &w->ops[i];
-        if (!ag_is_event_op(o->kind) || o->event != event)
-            continue;
-        o->event = 0;
-        if (!o->light && o->args_len == sizeof(uint64_t))
-            memset(w->arena + o->args_off, 0, sizeof(uint64_t));
-    }
-    ag_window_forget_event(w, event);
-}
-
-/* `event` is gone for the engine: the window forgets it, the graphs' nodes are parked. */
-static void event_gone(uintptr_t event)
-{
-    window_forgets(event);
-    ag_events_destroyed(event);
-}
-
 static int destroying(uintptr_t event)
 {
     if (ag_eng.p.destroy_flush || ag_eng.be->destroy_event == NULL || ag_eng.app_capturing ||
@@ -239,7 +206,7 @@ static int destroying(uintptr_t event)
         return AG_DESTROY_HELD;
     }
     ag_eng.s.destroys_in_window += ag_eng.w.n > 0;
-    event_gone(event);
+    ag_engine_event_gone(event);
     return AG_DESTROY_NOW;
 }
 
@@ -265,10 +232,10 @@ void ag_events_release_held(void)
     if (n == 0 || ag_launch_pending())
         return;                      /* out: made when it is collected */
     memcpy(events, ag_eng.ev.held, (size_t)n * sizeof *events);
-    ag_eng.ev.nheld = 0;              /* a replay that event_gone aborts finds none */
+    ag_eng.ev.nheld = 0;              /* a replay that an event's going aborts finds none */
     for (int i = 0; i < n; i++) {
         int rc;
-        event_gone(events[i]);
+        ag_engine_event_gone(events[i]);
         rc = ag_eng.be->destroy_event(events[i]);
         ag_log(AG_LOG_DEBUG, "event %p destroyed, held until the ops naming it went out: "
                "%d", (void *)events[i], rc);

@@ -197,26 +197,6 @@ static int per_thread_stream(const struct ag_launch *job)
     return 0;
 }
 
-/* A launch that failed on the launcher: its ops go out eagerly, before any op after
- * them, then the replay (if it is still under way) and the graph end. */
-static void launch_failed(const struct ag_launch *job)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "launching chunk %d failed (error %d)",
-             (int)(job->c - job->t->chunks), job->rc);
-    ag_issue_ops(job->win_from, job->win_to);
-    if (ag_eng.r.t == job->t) {
-        ag_replay_abort(msg);        /* its held ops, after those */
-    } else {                         /* the replay had ended with this chunk */
-        job->t->mismatches++;
-        ag_eng.s.mismatches++;
-        ag_explain(job->t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
-                   "the held ops were issued eagerly", job->t->id, job->t->nops,
-                   job->c->end, msg);
-    }
-    ag_template_retire(job->t, "its launch or patch failed");
-}
-
 /* Waits for the launch handed off to be done (taking it back if the launcher has not
  * started it), then counts it.  Engine lock held. */
 void ag_launch_collect(void)
@@ -244,7 +224,7 @@ void ag_launch_collect(void)
     job = ag_eng.launcher.job;
     store(IDLE);
     if (ag_chunk_count(&job) != 0)
-        launch_failed(&job);
+        ag_engine_launch_failed(&job);   /* the coordinator ends what it must */
     ag_events_release_held();        /* held for its ops: they went out */
 }
 
