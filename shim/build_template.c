@@ -215,14 +215,19 @@ static void legacy_launches(const struct ag_template *t, struct ag_chunk *c,
                             struct ag_op *views, int m)
 {
     int legacy = -1, blocking = 0;
+    unsigned asked = 0;
     unsigned char swap;
     for (int l = 0; l < c->nslots; l++) {
         uintptr_t fixed = t->slot_fixed[c->slots[l]];
         if (fixed == AG_STREAM_LEGACY)
             legacy = l;
     }
-    for (int k = 0; legacy > 0 && k < m && !blocking; k++)
+    for (int k = 0; legacy > 0 && k < m && !blocking; k++) {
+        if (asked & (1u << views[k].slot))
+            continue;                /* each slot's stream asked once */
+        asked |= 1u << views[k].slot;
         blocking = views[k].slot != legacy && ag_stream_syncs_with_legacy(views[k].stream);
+    }
     if (legacy <= 0 || !blocking)
         return;
     for (int k = 0; k < m; k++)

@@ -460,7 +460,7 @@ static void drop_all(const char *why)
 
 /* Retires every built template for which uses(t, arg) holds (ending its replay
  * first if one is running).  Returns how many. */
-static int templates_retire_if(int (*uses)(const struct ag_template *t, const void *arg),
+static int templates_retire_if(int (*uses)(struct ag_template *t, const void *arg),
                                const void *arg, const char *why)
 {
     struct ag_template *t, *tmp;
@@ -479,7 +479,7 @@ static int templates_retire_if(int (*uses)(const struct ag_template *t, const vo
 struct unload { int entry; uintptr_t handle; };
 
 /* Whether a kernel of t goes with the unload (or the backend cannot tell). */
-static int template_uses_unloaded(const struct ag_template *t, const void *arg)
+static int template_uses_unloaded(struct ag_template *t, const void *arg)
 {
     const struct unload *u = arg;
     struct ag_op view;
@@ -560,22 +560,25 @@ void ag_engine_drop_graphs(const char *why)
 
 /* ---- events the program destroys ------------------------------------------------ */
 
+/* Whether t must go for the destroyed event *arg: its nodes naming it could not be
+ * parked (counted as the program's drop). */
+static int template_loses_event(struct ag_template *t, const void *arg)
+{
+    if (ag_events_park(t, *(const uintptr_t *)arg) == 0)
+        return 0;
+    ag_note_program_drop(t);
+    return 1;
+}
+
 /* `event` is gone for the engine (its destroy is made now, or was held and is made
  * now: replay_events.c): the window's ops that name it forget it, and every graph
  * naming it has those nodes parked on a placeholder or, where that fails, goes. */
 void ag_engine_event_gone(uintptr_t event)
 {
-    struct ag_template *t, *tmp;
     ag_window_forget_event(&ag_eng.w, event);
     ag_events_mark_dead(event);
-    HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
-        if (t->failed || ag_events_park(t, event) == 0)
-            continue;
-        if (t == ag_eng.r.t)
-            ag_replay_abort("an event of the graph was destroyed");
-        ag_note_program_drop(t);
-        ag_template_retire(t, "an event it records or waits on was destroyed");
-    }
+    templates_retire_if(template_loses_event, &event,
+                        "an event it records or waits on was destroyed");
 }
 
 /* ---- chunk launches that failed --------------------------------------------------- */

@@ -245,7 +245,6 @@ struct ag_futile {
     uint64_t fingerprint;       /* its skim fingerprint and op count */
     uint64_t before;            /* the hash of the window judged before it, last time */
     uint32_t ops, judged, last, skimmed;
-    unsigned char reason;       /* enum ag_skip */
 };
 
 /* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A

@@ -93,7 +93,6 @@ int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t befor
     f->ops = (uint32_t)w->n;
     f->before = before;
     f->last = ag_eng.judged;
-    f->reason = (unsigned char)why;
     f->skimmed = 0;
     if (f->judged < AG_FUTILE_AFTER && ++f->judged == AG_FUTILE_AFTER) {
         ag_eng.s.futile_shapes++;
