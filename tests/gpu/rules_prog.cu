@@ -47,6 +47,8 @@ static int reset(const bufs &b)
     unsigned *all[] = { b.k, b.m, b.m2, b.src, b.dst, b.src2, b.dst2 };
     for (int i = 0; i < 7; i++)
         CK(cudaMemset(all[i], 0x11 * (i + 1), N * sizeof(unsigned)));
+    // the work runs on a non-blocking stream, which does not wait for the legacy one
+    CK(cudaDeviceSynchronize());
     return 0;
 }
 
