@@ -40,6 +40,7 @@ struct ag_config {
     int launch_thread;              /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
     int launch_spin_us;             /* AUTOGRAPH_LAUNCH_SPIN_US: the launcher waits awake */
     int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */
+    int stage_mb;                   /* AUTOGRAPH_STAGE_MB: pinned staging ring (0: none) */
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */
     const char *plugin;             /* AUTOGRAPH_PLUGIN: library to load (NULL: none) */
     const char *trace;              /* AUTOGRAPH_TRACE: CUPTI trace file, %p = pid (NULL: none) */

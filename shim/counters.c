@@ -6,9 +6,11 @@
  * "key value" lines, a format both people and tests read.
  */
 #include "counters.h"
+
 #include "config.h"
 #include "engine.h"
 #include "log.h"
+#include "record_stage.h"
 #include "trace_cupti.h"
 
 #include <autograph.h>
@@ -65,8 +67,10 @@ void ag_summary_write(FILE *out, const char *prefix)
     fprintf(out, "%sdoor getprocaddress %lu\n", prefix,
             load(&door_counts[AG_DOOR_GETPROCADDRESS]));
     fprintf(out, "%sdoor unmapped %lu\n", prefix, load(&unmapped_count));
-    if (ag_engine_running())
+    if (ag_engine_running()) {
         ag_engine_summary(out, prefix);
+        ag_stage_summary(out, prefix);
+    }
 }
 
 static void write_summary_file(const char *pattern)

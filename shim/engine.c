@@ -110,6 +110,12 @@ int ag_engine_running(void)
     return __atomic_load_n(&engine_running, __ATOMIC_ACQUIRE) && !ag_thread_hot.hook_depth;
 }
 
+int ag_engine_takes_ops(void)
+{
+    return ag_engine_running() && !ag_engine_is_paused() &&
+           __atomic_load_n(&ag_eng.app_capturing, __ATOMIC_RELAXED) == 0;
+}
+
 /* Opens or closes the light fast path's gate (record_light.c: ag_light_gate) after a
  * change of what it depends on, which spans the engine: light recording or skimming, a
  * replay, the program's own captures, a pause, a hook, a second thread. */

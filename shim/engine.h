@@ -70,6 +70,12 @@ static inline int ag_engine_is_paused(void)
     return __atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED);
 }
 
+/* Whether the engine would take a recorded op now (read unlocked): not while the
+ * program captures a stream itself or autograph_disable() is in effect.  The recorders
+ * ask before work that only a held op needs (staging a copy: record_stage.c), which
+ * must not touch the driver in the middle of the program's capture. */
+int ag_engine_takes_ops(void);
+
 /* Before another call of the program reaches the driver: the chunk launch that the
  * engine handed to its launcher thread, if one is out, is made first
  * (replay_launcher.c).  Read unlocked. */

@@ -119,6 +119,16 @@ unsigned ag_flush_policy(int entry)
     return policy_of(ag_entry_name[entry], ag_entry_class[entry]);
 }
 
+/* The program's capture calls reach the engine from the library's load on, even before
+ * the engine has started: a capture begun before the first recordable call must be
+ * counted, or the engine would take the captured calls for its own. */
+__attribute__((constructor)) static void capture_policies_at_load(void)
+{
+    for (int id = 0; id < AG_EP_COUNT; id++)
+        if (ag_entry_class[id] == AG_CLASS_CAPTURE)
+            ag_call_policy[id] = (unsigned short)ag_flush_policy(id);
+}
+
 void ag_flush_points_init(void)
 {
     for (int id = 0; id < AG_EP_COUNT; id++)

@@ -31,6 +31,7 @@
 #include "intercept_wrapper.h"
 #include "log.h"
 #include "record_ops.h"
+#include "record_stage.h"
 #include "trace_cupti.h"
 
 #include <pthread.h>
@@ -69,6 +70,7 @@ static void decide_engine(void)
         p.light_after = 0;        /* light ops carry no args to check */
     ag_faults_setup(cfg->inject_faults);
     ag_alloc_setup(cfg->liveness);
+    ag_stage_setup(cfg->stage_mb);
     ag_engine_setup(&ag_cuda_backend, &p);
     __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
     ag_trace_start(cfg->trace);        /* after (CUPTI may call CUDA), before any graph */
@@ -98,6 +100,8 @@ static int adds_stream_work(unsigned reason)
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
+    if (ag_call_policy[entry] & AG_POLICY_CAPTURE_BEGIN)
+        (void)engine_wanted();          /* started first: it must count this capture */
     ag_engine_before(entry, arg0);      /* its lock collects a chunk launch handed off */
     if (reason != AG_FLUSH_MODULE)      /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
@@ -108,6 +112,8 @@ void ag_intercept_before(int entry, uintptr_t arg0)
     }
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
+    if (reason != AG_FLUSH_MODULE)      /* what the engine held is issued and joined: */
+        ag_stage_fence();               /* staged copies' slots get their fences */
 }
 
 /* Errors after which the context is unusable (a kernel faulted, ...): every later
@@ -169,6 +175,22 @@ static inline int offer(struct ag_op *op)
     return op->light && ag_engine_light_push(op) ? AG_QUEUED : ag_engine_offer(op);
 }
 
+/* A held copy that returns only once it is done (record_stage.h): the window ends
+ * as at a cuStreamSynchronize of its stream, the stream is waited for, and a staged
+ * copy is copied into the program's memory.  The call's result. */
+static CUresult stage_wait(void)
+{
+    CUresult (*sync)(CUstream) = ag_real_fn(AG_EP_cuStreamSynchronize);
+    CUstream stream = ag_stream_handle(ag_stage_call.stream);
+    CUresult rc;
+    ag_intercept_before(AG_EP_cuStreamSynchronize, (uintptr_t)stream);
+    rc = sync ? sync(stream) : CUDA_ERROR_NOT_FOUND;
+    ag_stage_finish(rc == CUDA_SUCCESS);
+    if (rc != CUDA_SUCCESS)
+        ag_intercept_failed(AG_EP_cuStreamSynchronize, rc);
+    return rc;
+}
+
 /* ---- recorder adapters: one per kind of call ---------------------------------------- */
 
 static inline int record_memset8(struct ag_op *op, int id, CUdeviceptr dst, unsigned char v,
@@ -200,6 +222,36 @@ static inline int record_copy_dtoh(struct ag_op *op, int id, void *dst, CUdevice
                                    size_t n, CUstream s)
 {
     return ag_record_copy(op, id, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static inline int record_copy_sync(struct ag_op *op, int id, CUdeviceptr dst,
+                                   CUdeviceptr src, size_t n)
+{
+    return ag_record_copy_sync(op, id, (uintptr_t)dst, (uintptr_t)src, n);
+}
+static inline int record_copy_htod_sync(struct ag_op *op, int id, CUdeviceptr dst,
+                                        const void *src, size_t n)
+{
+    return ag_record_copy_sync(op, id, (uintptr_t)dst, (uintptr_t)src, n);
+}
+static inline int record_copy_dtoh_sync(struct ag_op *op, int id, void *dst, CUdeviceptr src,
+                                        size_t n)
+{
+    return ag_record_copy_sync(op, id, (uintptr_t)dst, (uintptr_t)src, n);
+}
+static inline int record_memset8_sync(struct ag_op *op, int id, CUdeviceptr dst,
+                                      unsigned char v, size_t n)
+{
+    return ag_record_memset_sync(op, id, dst, v, n, 1);
+}
+static inline int record_memset16_sync(struct ag_op *op, int id, CUdeviceptr dst,
+                                       unsigned short v, size_t n)
+{
+    return ag_record_memset_sync(op, id, dst, v, n, 2);
+}
+static inline int record_memset32_sync(struct ag_op *op, int id, CUdeviceptr dst, unsigned v,
+                                       size_t n)
+{
+    return ag_record_memset_sync(op, id, dst, v, n, 4);
 }
 static inline int record_event(struct ag_op *op, int id, CUevent e, CUstream s)
 {
@@ -299,6 +351,12 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_HOLD_COPY               fast_none
 #define AG_HOLD_COPY_HTOD          fast_none
 #define AG_HOLD_COPY_DTOH          fast_none
+#define AG_HOLD_COPY_SYNC          fast_none
+#define AG_HOLD_COPY_HTOD_SYNC     fast_none
+#define AG_HOLD_COPY_DTOH_SYNC     fast_none
+#define AG_HOLD_MEMSET8_SYNC       fast_none
+#define AG_HOLD_MEMSET16_SYNC      fast_none
+#define AG_HOLD_MEMSET32_SYNC      fast_none
 #define AG_HOLD_EVENT_RECORD       hold_event_record
 #define AG_HOLD_EVENT_RECORD_FLAGS hold_event_record_flags
 #define AG_HOLD_EVENT_WAIT         hold_event_wait
@@ -311,6 +369,12 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_FAST_COPY               fast_none
 #define AG_FAST_COPY_HTOD          fast_none
 #define AG_FAST_COPY_DTOH          fast_none
+#define AG_FAST_COPY_SYNC          fast_none
+#define AG_FAST_COPY_HTOD_SYNC     fast_none
+#define AG_FAST_COPY_DTOH_SYNC     fast_none
+#define AG_FAST_MEMSET8_SYNC       fast_none
+#define AG_FAST_MEMSET16_SYNC      fast_none
+#define AG_FAST_MEMSET32_SYNC      fast_none
 #define AG_FAST_EVENT_RECORD       fast_none
 #define AG_FAST_EVENT_RECORD_FLAGS fast_none
 #define AG_FAST_EVENT_WAIT         fast_none
@@ -323,6 +387,12 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_RECORDER_COPY               record_copy
 #define AG_RECORDER_COPY_HTOD          record_copy_htod
 #define AG_RECORDER_COPY_DTOH          record_copy_dtoh
+#define AG_RECORDER_COPY_SYNC          record_copy_sync
+#define AG_RECORDER_COPY_HTOD_SYNC     record_copy_htod_sync
+#define AG_RECORDER_COPY_DTOH_SYNC     record_copy_dtoh_sync
+#define AG_RECORDER_MEMSET8_SYNC       record_memset8_sync
+#define AG_RECORDER_MEMSET16_SYNC      record_memset16_sync
+#define AG_RECORDER_MEMSET32_SYNC      record_memset32_sync
 #define AG_RECORDER_EVENT_RECORD       record_event
 #define AG_RECORDER_EVENT_RECORD_FLAGS ag_record_event_record
 #define AG_RECORDER_EVENT_WAIT         ag_record_event_wait
@@ -338,7 +408,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
  * clock reads: at entry, around the driver's function, and at the return (timing.h). */
 #define AG_DEFER_BODY(sym, kind, TIMED)                                        \
         CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
-        CUresult result;                                                       \
+        CUresult result, held_result = CUDA_SUCCESS;                           \
         struct ag_op op;                                                       \
         int how = AG_PASS;                                                     \
         uint64_t t_in = TIMED ? ag_timing_now() : 0;                           \
@@ -355,16 +425,19 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
                                                    : offer_unrecorded(&op))    \
                        == AG_RECORD_FULL)                                      \
                     ag_record_light = 0;                                       \
+                held_result = ag_stage_settle(how == AG_HELD) ?                \
+                              stage_wait() : CUDA_SUCCESS;                     \
             }                                                                  \
         }                                                                      \
         if (how == AG_HELD) {                                                  \
             if (TIMED)                                                         \
                 ag_timing_held(t_in);                                          \
-            ag_count_call(AG_EP_##sym, 0);                                     \
-            return CUDA_SUCCESS;                                               \
+            ag_count_call(AG_EP_##sym, held_result);                           \
+            return held_result;                                                \
         }                                                                      \
         ag_launch_settle();         /* a chunk launch handed off, the fork */  \
         ag_join_settle(1);          /* backs owed: they come first */          \
+        ag_stage_fence_if_wanted(); /* the ring was full: fence what went */   \
         uint64_t t_ret = 0;                                                    \
         if (TIMED) {                                                           \
             uint64_t t_call = ag_timing_now();                                 \

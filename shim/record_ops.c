@@ -3,9 +3,11 @@
  * What every recorder shares: the per-thread scratch buffer, stream keys and the
  * calling thread's current context; and the recorders of the kinds other than
  * kernels (record_kernel.c).  Copies: the shape is the size and the memory types,
- * the args are the two addresses; pageable host memory is refused (the driver reads
- * it at call time, a graph at replay time).  Memsets: element size and count; args:
- * address and value.  Events: the event and flags are the shape.
+ * the args are the two addresses; a pageable side, and the host side of a synchronous
+ * copy, goes through the staging ring (record_stage.c).  Memsets: element size and
+ * count; args: address and value.  The synchronous copies and memsets are recorded as
+ * their async twins on the stream NULL means at their entry point.  Events: the event
+ * and flags are the shape.
  *
  * Light recording (ag_record_light, set by the wrapper when the engine asks for it):
  * the op gets its identity (kind, stream, hash) but no args, no parameter layout and
@@ -14,6 +16,8 @@
  * size), so light and full recordings of one call have the same hash.
  */
 #include "record_internal.h"
+
+#include "record_stage.h"
 
 #include "driver.h"
 #include "engine.h"
@@ -217,24 +221,115 @@ static unsigned memory_type(uintptr_t ptr)
     return type;
 }
 
-int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, size_t bytes,
-                   CUstream stream)
+/* Whether ptr is managed memory (asked of the driver every time: only synchronous
+ * copies and memsets ask, whose driver rules differ for it). */
+static int managed_memory(uintptr_t ptr)
+{
+    DRIVER_FN(get_attribute, cuPointerGetAttribute);
+    unsigned managed = 0;
+    if (get_attribute == NULL ||
+        get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return 0;
+    return managed != 0;
+}
+
+/* The async entry point that does what a synchronous one does on the stream NULL means
+ * there (legacy or per-thread): a held synchronous call is issued and graphed as that. */
+static int async_twin(int entry)
+{
+    switch (entry) {
+    case AG_EP_cuMemcpyHtoD_v2:      return AG_EP_cuMemcpyHtoDAsync_v2;
+    case AG_EP_cuMemcpyHtoD_v2_ptds: return AG_EP_cuMemcpyHtoDAsync_v2_ptsz;
+    case AG_EP_cuMemcpyDtoH_v2:      return AG_EP_cuMemcpyDtoHAsync_v2;
+    case AG_EP_cuMemcpyDtoH_v2_ptds: return AG_EP_cuMemcpyDtoHAsync_v2_ptsz;
+    case AG_EP_cuMemcpyDtoD_v2:      return AG_EP_cuMemcpyDtoDAsync_v2;
+    case AG_EP_cuMemcpyDtoD_v2_ptds: return AG_EP_cuMemcpyDtoDAsync_v2_ptsz;
+    case AG_EP_cuMemcpy:             return AG_EP_cuMemcpyAsync;
+    case AG_EP_cuMemcpy_ptds:        return AG_EP_cuMemcpyAsync_ptsz;
+    case AG_EP_cuMemsetD8_v2:        return AG_EP_cuMemsetD8Async;
+    case AG_EP_cuMemsetD8_v2_ptds:   return AG_EP_cuMemsetD8Async_ptsz;
+    case AG_EP_cuMemsetD16_v2:       return AG_EP_cuMemsetD16Async;
+    case AG_EP_cuMemsetD16_v2_ptds:  return AG_EP_cuMemsetD16Async_ptsz;
+    case AG_EP_cuMemsetD32_v2:       return AG_EP_cuMemsetD32Async;
+    case AG_EP_cuMemsetD32_v2_ptds:  return AG_EP_cuMemsetD32Async_ptsz;
+    default:                         return entry;
+    }
+}
+
+/* A full recording's host side of a copy (record_stage.h): a pageable source, and every
+ * synchronous copy's host source, is snapshot into the staging ring; a pageable
+ * destination gets a slot and the call owes a wait and the copy back; a synchronous
+ * copy into pinned memory owes the wait.  NULL, or why the copy cannot be held. */
+static const char *stage_host_side(const struct ag_op *op, const struct ag_copy_shape *cs,
+                                   struct ag_copy_args *ca, int sync)
+{
+    const char *why = NULL;
+    int from_host = cs->src_type != CU_MEMORYTYPE_DEVICE;
+    int to_host = cs->dst_type != CU_MEMORYTYPE_DEVICE;
+    if (from_host && to_host)
+        return "a copy between two host buffers, one of them pageable or synchronous";
+    if (sync && (managed_memory(ca->dst) || managed_memory(ca->src)))
+        return "a synchronous copy of managed memory";
+    if (from_host && (cs->src_type == 0 || sync))
+        ca->src = ag_stage_in((const void *)(uintptr_t)ca->src, cs->bytes, op->stream,
+                              op->ctx, &why);
+    else if (to_host && cs->dst_type == 0)
+        ca->dst = ag_stage_out((void *)(uintptr_t)ca->dst, cs->bytes, op->stream, op->ctx,
+                               &why);
+    else if (to_host && sync)
+        ag_stage_owe_wait(op->stream);
+    return why;
+}
+
+static int record_copy_as(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src,
+                          size_t bytes, CUstream stream, int sync)
 {
     struct ag_copy_shape cs = { .bytes = bytes };
     struct ag_copy_args ca = { .dst = dst, .src = src };
     unsigned char *buf;
+    const char *why;
     ag_rec_op_init(op, AG_OP_MEMCPY, entry, stream);
     cs.dst_type = memory_type(dst);
     cs.src_type = memory_type(src);
-    if (cs.dst_type == 0 || cs.src_type == 0)
-        return ag_rec_reject(op, "asynchronous copy to or from pageable host memory");
     buf = ag_rec_scratch(sizeof cs + sizeof ca);
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
+    if (op->light) {
+        if (cs.dst_type != CU_MEMORYTYPE_DEVICE && cs.src_type != CU_MEMORYTYPE_DEVICE &&
+            (cs.dst_type == 0 || cs.src_type == 0))
+            return ag_rec_reject(op, "a copy between host buffers, one of them pageable");
+    } else if ((sync || cs.dst_type == 0 || cs.src_type == 0) && ag_engine_takes_ops() &&
+               (why = stage_host_side(op, &cs, &ca, sync)) != NULL) {
+        return ag_rec_reject(op, why);
+    }
     memcpy(buf, &cs, sizeof cs);
     memcpy(buf + sizeof cs, &ca, sizeof ca);
     ag_rec_op_finish(op, buf, sizeof cs, sizeof ca);
     return 1;
+}
+
+int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, size_t bytes,
+                   CUstream stream)
+{
+    return record_copy_as(op, entry, dst, src, bytes, stream, 0);
+}
+
+int ag_record_copy_sync(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src,
+                        size_t bytes)
+{
+    return record_copy_as(op, async_twin(entry), dst, src, bytes, NULL, 1);
+}
+
+int ag_record_memset_sync(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
+                          size_t count, unsigned elem_size)
+{
+    int twin = async_twin(entry);
+    if (memory_type((uintptr_t)dst) != CU_MEMORYTYPE_DEVICE ||
+        (!ag_record_light && managed_memory((uintptr_t)dst))) {
+        ag_rec_op_init(op, AG_OP_MEMSET, twin, NULL);
+        return ag_rec_reject(op, "a synchronous memset of host or managed memory");
+    }
+    return ag_record_memset(op, twin, dst, value, count, NULL, elem_size);
 }
 
 /* The event is an argument, not part of the shape: a program that makes a new event

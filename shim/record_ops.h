@@ -23,6 +23,14 @@ int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned valu
                      size_t count, CUstream stream, unsigned elem_size);
 int ag_record_copy(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src, size_t bytes,
                    CUstream stream);
+/* The synchronous cuMemcpy{HtoD,DtoH,DtoD}_v2, cuMemcpy and cuMemsetD{8,16,32}_v2 (and
+ * their _ptds forms): recorded as their async twins on the stream NULL means there.  A
+ * copy's host side is staged (record_stage.h); a memset of host or managed memory,
+ * synchronous for the host, is not recorded. */
+int ag_record_copy_sync(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src,
+                        size_t bytes);
+int ag_record_memset_sync(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
+                          size_t count, unsigned elem_size);
 int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream stream,
                            unsigned flags);
 int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent event,

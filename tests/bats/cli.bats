@@ -213,7 +213,7 @@ windows() {
     for line in "autograph compare: $prog 40 4 3" \
             '3 runs per side, alternating; the first 2 windows of each run left out' \
             'windows measured  *114  *114$' 'submits per window  *24.0  *24.0$' \
-            'submits held \(run in graphs\)  *0.0%  *100.0%$' \
+            'submits held \(run in graphs\)  *0.0%  *(9[0-9].[0-9]|100.0)%$' \
             '^speedup off/on at p50: [0-9.]*x \(p25..p75 of the per-run ratios of medians: [0-9.]*x..[0-9.]*x\)$' \
             '^speedup off/on at p90: [0-9.]*x' '^kernel launches graphed \(graphing on\): 9[0-9.]*% \([0-9]* of 1560\)$' \
             '^time inside launch calls per window, graphing off: [0-9.]* [nu]s' '^recovered: ' \
@@ -247,7 +247,9 @@ assert j["program"] == [sys.argv[3], "40", "4", "3"]
 off, on = j["off"], j["on"]
 assert off["windows"] == on["windows"] == 114 and off["windows_in_files"] == 120
 assert off["submits_per_window"] == on["submits_per_window"] == 24
-assert off["held_share"] == 0 and on["held_share"] == 1
+# the synchronous memsets before the loop join its first window (held since staging):
+# the first window measured is the one that completes the warm-up
+assert off["held_share"] == 0 and on["held_share"] >= 0.95, on["held_share"]
 assert off["launch_ns_median"] > 0 and on["launch_ns_median"] == 0
 assert len(off["wall_s"]) == len(on["wall_s"]) == 3
 assert on["kernel_launches"] == 3 * 40 * 13 and 0.9 < j["graphed_share"] <= 1

@@ -745,3 +745,72 @@ runtime() {
     want mismatches -le 10           # 5 longer steps; each stops a replay (at most) twice
     want replays -ge 30
 }
+
+# --- staged copies (shim/record_stage.c) -------------------------------------------
+
+# staged RUN ARGS... [-- VAR=VALUE...]: staged_copies without and with the shim; the
+# host's sums and the buffers' sums must agree (SIM_LOG names the ring's addresses).
+staged() {
+    local args=() vars=()
+    [ -x build/sim/progs/staged_copies ] || skip "staged_copies not built (make sim)"
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
+    [ "${1:-}" = "--" ] && shift
+    vars=("$@")
+    sim_run plain staged_copies -- "${args[@]}"
+    sim_run shim staged_copies LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        AUTOGRAPH_EXPLAIN=1 "${vars[@]}" -- "${args[@]}"
+    [ "$rc_plain" -eq 0 ] || { cat "$tmp/plain.err"; return 1; }
+    [ "$rc_shim" -eq 0 ] || { tail -5 "$tmp/shim.err"; return 1; }
+    diff "$tmp/plain.out" "$tmp/shim.out" || return 1
+    load shim
+    echo "staged_copies ${args[*]} ${vars[*]}: staged_in=${S[staged_in]:-0}" \
+         "staged_out=${S[staged_out]:-0} refused=${S[staging_refused]:-0}" \
+         "graphed=${S[launches_graphed]:-0} eager=${S[launches_eager]:-0}"
+}
+
+@test "staged_copies: pageable copies in and out (the source overwritten at once, the scalar read at the return) are held and graphed: same sums" {
+    staged async 200
+    want staged_in -ge 300
+    want staged_out -ge 150
+    want launches_graphed -ge 500
+    want unrecorded_calls -eq 0
+}
+
+@test "staged_copies: synchronous memsets and copies of a C trainer (legacy stream beside a blocking stream) are held and graphed: same sums" {
+    staged sync 200
+    want staged_in -ge 150
+    want staged_out -ge 150
+    want launches_graphed -ge 500
+    want unrecorded_calls -eq 0
+}
+
+@test "staged_copies: a ring of 1 MiB wraps round many times (slots given back at their fences): same sums" {
+    staged async 3000 -- AUTOGRAPH_STAGE_MB=1
+    want staged_in -ge 5000
+    want staging_refused -eq 0
+    want launches_graphed -ge 8000
+}
+
+@test "staged_copies: no pinned staging memory (cuMemHostRegister fails): the copies go to the driver, one warning, an explain line: same sums" {
+    staged sync 60 -- AUTOGRAPH_INJECT_FAULTS=cuMemHostRegister:1
+    want staged_in -eq 0
+    want staged_out -eq 0
+    [ "$(grep -c 'bytes of staging failed' "$tmp/shim.err")" -eq 1 ]
+    grep -q 'explain: window ended by a call that cannot be graphed: no pinned staging memory' \
+        "$tmp/shim.err"
+}
+
+@test "staged_copies: AUTOGRAPH_STAGE_MB=0 turns staging off: the copies end their windows as before: same sums" {
+    staged async 60 -- AUTOGRAPH_STAGE_MB=0
+    want staged_in -eq 0
+    want unrecorded_calls -gt 0
+    grep -q 'staging is off' "$tmp/shim.err"
+}
+
+@test "staged_copies: pageable uploads with no synchronization fill the ring: a full ring ends the window, fences what went out, and staging goes on: same sums" {
+    staged burst 3000 -- AUTOGRAPH_STAGE_MB=1
+    want staging_refused -ge 1
+    want staging_refused -le 10
+    want staged_in -ge 2900
+    want launches_graphed -ge 8000
+}

@@ -37,6 +37,8 @@
 #                      synchronous copies and memsets on the legacy stream mid-step
 #   decode_static      tests/gpu/decode_prog.cu (realistic.bats, make bench-dyn): a decode
 #                      loop whose launch sizes grow every token
+#   staged_static      tests/gpu/staged_prog.cu (realistic.bats): pageable and synchronous
+#                      copies while the GPU runs behind the host (the staging ring)
 # (d) and (e) are Python scripts run in place (tests/gpu/*.py).
 #
 # tests/gpu/<name>_prog.cu builds into <name>_static and <name>_shared by the two pattern
@@ -66,7 +68,7 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/introspect_trace $(GPU_DIR)/branches_static \
              $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static \
              $(GPU_DIR)/solver_static $(GPU_DIR)/alloc_loop_static $(GPU_DIR)/trainer_static \
-             $(GPU_DIR)/decode_static
+             $(GPU_DIR)/decode_static $(GPU_DIR)/staged_static
 GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh \
                  $(GPU_SRC)/loop_timing.cuh
 

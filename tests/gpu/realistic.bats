@@ -10,6 +10,8 @@
 #                       cudaFree, per iteration (and cudaMallocAsync / cudaFreeAsync)
 #   trainer_static      a C trainer (cuBLASLt and its own kernels on a blocking stream,
 #                       synchronous copies and memsets on the legacy stream mid-step)
+#   staged_static       pageable uploads while the GPU runs behind (a 1 MiB staging ring),
+#                       a scalar read into a stack variable, synchronous copies and memsets
 #   decode_static       a decode loop of 400 tokens whose attention grids grow, no sync
 #                       inside (and a sync per token reading the token back)
 #   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
@@ -86,6 +88,25 @@ rl_share_at_least() {
 
 @test "realistic: C trainer (cuBLASLt, legacy-stream memsets, synchronous copies mid-step): same losses and parameters, graphed" {
     rl_pair trainer "$AG_BIN/trainer_static" --steps 60 || return 1
+    rl_share_at_least 80
+}
+
+@test "realistic: pageable uploads while the GPU runs behind, a ring of 1 MiB (slots reused only once read): same result, staged, graphed" {
+    rl_pair staged-burst env AUTOGRAPH_STAGE_MB=1 "$AG_BIN/staged_static" --mode burst || return 1
+    [ "$(ag_sum staged_in "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 1000 ]
+    [ "$(ag_sum staging_refused "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 0 ]
+    rl_share_at_least 80
+}
+
+@test "realistic: pageable uploads and a scalar read into a stack variable each iteration: same result, staged both ways, graphed" {
+    rl_pair staged-scalar "$AG_BIN/staged_static" --mode scalar --iters 1000 || return 1
+    [ "$(ag_sum staged_out "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 500 ]
+    rl_share_at_least 80
+}
+
+@test "realistic: synchronous cudaMemset and cudaMemcpy both ways on the legacy stream: same result, staged, graphed" {
+    rl_pair staged-sync "$AG_BIN/staged_static" --mode sync --iters 1000 || return 1
+    [ "$(ag_sum staged_in "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 500 ]
     rl_share_at_least 80
 }
 

@@ -2,7 +2,7 @@
  *
  * One line per executed operation, deterministic across runs: device pointers
  * are written as a<allocation ordinal>+<offset>, streams by their creation
- * label, host pointers as "host".  SIM_LOG_GRAPH=plain (default) logs ops run
+ * label, host pointers (registered host memory too) as "host".  SIM_LOG_GRAPH=plain (default) logs ops run
  * by a graph exactly like eager ones; =marked prefixes them with "g:".
  * SIM_LOG_SKIP=class,... leaves out lines whose first word is a listed class.
  * SIM_LOG_STREAMS=show (default) names streams by label (s<N>, legacy, ptds);
@@ -128,7 +128,7 @@ void sim_log_ptr(char *buf, size_t n, uintptr_t p)
     const sim_alloc *a = p ? sim_mem_find(p) : NULL;
     if (!p)
         snprintf(buf, n, "0");
-    else if (!a)
+    else if (!a || a->kind == SIM_MEM_REGISTERED)
         snprintf(buf, n, "host");
     else if (a->ordinal)
         snprintf(buf, n, "a%lu+%zu", a->ordinal, (size_t)(p - a->base));

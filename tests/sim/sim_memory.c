@@ -5,7 +5,10 @@
  * Device memory is zeroed host memory, 256-byte aligned; a CUdeviceptr is the
  * pointer value.  Legacy 32-bit ABIs (cuMemAlloc, ...) get memory mapped below
  * 4 GiB so the pointer fits their CUdeviceptr_v1.  Each allocation takes an
- * ordinal (a1, a2, ...) when it comes alive; the log names pointers by it.
+ * ordinal (a1, a2, ...) when it comes alive; the log names pointers by it.  Registered
+ * host memory is the program's own: the log calls it "host", and it takes its block
+ * ordinal from a count of its own (a tool registering memory, as the shim's staging
+ * does, leaves the program's ordinals as they were).
  */
 #include "sim_internal.h"
 
@@ -17,7 +20,7 @@
 #define SIM_PITCH 512
 
 static sim_alloc *allocs;
-static unsigned long next_ordinal;
+static unsigned long next_ordinal, next_registered_ordinal;
 static size_t bytes_in_use;
 
 /* ---- the table */
@@ -29,7 +32,10 @@ sim_alloc *sim_mem_track(uintptr_t base, size_t size, int kind, sim_ctx *ctx, in
     a->size = size;
     a->kind = kind;
     a->ctx = ctx;
-    a->ordinal = active ? ++next_ordinal : 0;
+    if (kind == SIM_MEM_REGISTERED)
+        a->ordinal = ++next_registered_ordinal;
+    else
+        a->ordinal = active ? ++next_ordinal : 0;
     HASH_ADD(hh, allocs, base, sizeof a->base, a);
     if (kind != SIM_MEM_HOST && kind != SIM_MEM_REGISTERED)
         bytes_in_use += size;

@@ -1,0 +1,146 @@
+/* staged_copies.c -- copies to and from pageable memory, and synchronous copies and
+ * memsets, in a loop, for tests/bats/engine_sim.bats (the shim's staging ring,
+ * shim/record_stage.c):
+ *
+ *   staged_copies MODE ITER
+ *
+ *   async   created blocking stream s; each iteration: a host array (pageable, on the
+ *           stack) filled with the iteration's values, cuMemcpyHtoDAsync of it into
+ *           x, the array overwritten at once (the driver took it at the call), add_one
+ *           on x, cuMemcpyHtoDAsync of the overwritten array into y, scale on y, add_one
+ *           on x, cuMemcpyDtoHAsync of x[0] and y[0] into two stack scalars (pageable:
+ *           the call returns once done), which the host adds to its sums at once.  No
+ *           other synchronization.
+ *   sync    the C trainer's habits: add_one on x on blocking stream s, cuMemsetD8 of
+ *           z (legacy stream), scale on z on s, cuMemcpyHtoD of the host array into y
+ *           (overwritten at once), add_one on y on s, add_one on z on s, cuMemcpyDtoH
+ *           of y's first 4 words into pinned memory and of z's first word into a stack
+ *           scalar, read at once; cuCtxSynchronize every 4th iteration only.
+ *   burst   created blocking stream s; each iteration: the host array filled,
+ *           cuMemcpyHtoDAsync of it into y, add_one on y, scale on x, add_one on x,
+ *           with no synchronization at all until the end (the ring fills up unless
+ *           its slots are fenced when a full ring ends a window).
+ *
+ * stdout: the host's sums of what it read back, and the sums of x, y and z at the end.
+ * Exit status 0, 1 on an unexpected CUDA error, 2 on bad arguments.
+ */
+#include "prog.h"
+
+#include <string.h>
+
+static CUfunction add_one, scale;
+static CUstream s;
+static CUdeviceptr x, y, z;
+static int n = PROG_N, minus = -1;
+static long long host_sum;
+
+static void add(CUdeviceptr *p)
+{
+    void *args[] = { p, &n };
+    CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, args, NULL));
+}
+
+static void neg(CUdeviceptr *p)
+{
+    void *args[] = { p, &minus, &n };
+    CK(cuLaunchKernel(scale, 2, 1, 1, PROG_N / 2, 1, 1, 0, s, args, NULL));
+}
+
+static void fill(int *host, int it, int salt)
+{
+    for (int i = 0; i < PROG_N; i++)
+        host[i] = it * 7 + i * salt;
+}
+
+static void async_iteration(int it)
+{
+    int host[PROG_N], x0 = 0, y0 = 0;
+    fill(host, it, 3);
+    CK(cuMemcpyHtoDAsync(x, host, sizeof host, s));
+    fill(host, it, 5);                   /* the copy took the array at its call */
+    add(&x);
+    CK(cuMemcpyHtoDAsync(y, host, sizeof host, s));
+    memset(host, 0x7f, sizeof host);
+    neg(&y);
+    add(&x);
+    CK(cuMemcpyDtoHAsync(&x0, x, sizeof x0, s));
+    CK(cuMemcpyDtoHAsync(&y0, y, sizeof y0, s));
+    host_sum += x0 * 3 + y0;             /* done at the return: no synchronization */
+}
+
+static void sync_iteration(int it, int *pinned)
+{
+    int host[PROG_N], z0 = 0;
+    add(&x);
+    CK(cuMemsetD8(z, (unsigned char)(it & 0x3f), sizeof host));
+    neg(&z);
+    fill(host, it, 11);
+    CK(cuMemcpyHtoD(y, host, sizeof host));
+    memset(host, 0x55, sizeof host);
+    add(&y);
+    add(&z);
+    CK(cuMemcpyDtoH(pinned, y, 4 * sizeof(int)));
+    CK(cuMemcpyDtoH(&z0, z, sizeof z0));
+    host_sum += pinned[0] + pinned[3] * 2 + z0 * 5;
+    if (it % 4 == 3)
+        CK(cuCtxSynchronize());
+}
+
+static void burst_iteration(int it)
+{
+    int host[PROG_N];
+    fill(host, it, 13);
+    CK(cuMemcpyHtoDAsync(y, host, sizeof host, s));
+    memset(host, 0x33, sizeof host);
+    add(&y);
+    neg(&x);
+    add(&x);
+}
+
+static long long device_sum(CUdeviceptr p)
+{
+    int host[PROG_N];
+    long long sum = 0;
+    CK(cuMemcpyDtoH(host, p, sizeof host));
+    for (int i = 0; i < PROG_N; i++)
+        sum += host[i];
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    CUcontext ctx;
+    CUmodule mod;
+    const char *mode = argc > 1 ? argv[1] : "";
+    int iters = argc > 2 ? atoi(argv[2]) : 0, *pinned;
+    int sync = !strcmp(mode, "sync"), burst = !strcmp(mode, "burst");
+    if ((!sync && !burst && strcmp(mode, "async")) || iters <= 0) {
+        fprintf(stderr, "usage: staged_copies async|sync|burst ITER\n");
+        return 2;
+    }
+    prog_setup(&ctx, &mod);
+    CK(cuModuleGetFunction(&add_one, mod, "add_one"));
+    CK(cuModuleGetFunction(&scale, mod, "scale"));
+    CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+    CK(cuMemAlloc(&x, PROG_N * sizeof(int)));
+    CK(cuMemAlloc(&y, PROG_N * sizeof(int)));
+    CK(cuMemAlloc(&z, PROG_N * sizeof(int)));
+    CK(cuMemHostAlloc((void **)&pinned, 4 * sizeof(int), 0));
+    CK(cuMemsetD32(x, 1u, PROG_N));
+    CK(cuMemsetD32(y, 2u, PROG_N));
+    CK(cuMemsetD32(z, 3u, PROG_N));
+    CK(cuCtxSynchronize());
+    for (int it = 0; it < iters; it++) {
+        if (sync)
+            sync_iteration(it, pinned);
+        else if (burst)
+            burst_iteration(it);
+        else
+            async_iteration(it);
+    }
+    CK(cuCtxSynchronize());
+    printf("host_sum %lld\n", host_sum);
+    printf("sums %lld %lld %lld\n", device_sum(x), device_sum(y), device_sum(z));
+    printf("staged_copies: mode=%s iterations=%d\n", mode, iters);
+    return 0;
+}
