@@ -1,0 +1,29 @@
+/* host_clock.h -- the host's progress through its calls, from the calls that carry a
+ * time (host_clock.c): when an eager record without an API record was submitted. */
+#ifndef AGA_HOST_CLOCK_H
+#define AGA_HOST_CLOCK_H
+
+#include "trace.h"
+
+#define HOST_NO_TIME INT64_MIN
+
+struct host_mark {
+    int64_t corr, ts;
+};
+
+struct host_clock {
+    struct host_mark *marks;    /* timed calls, by correlation */
+    size_t n, at;               /* marks[0 .. at): before the last correlation asked */
+    int64_t before;             /* their latest time (HOST_NO_TIME: none) */
+    int64_t before_corr;        /* the last one's correlation */
+};
+
+/* From the trace's API records and timed stream-order records; 0, or -1 (memory). */
+int host_clock_init(struct host_clock *h, const struct trace *t);
+void host_clock_free(struct host_clock *h);
+/* The estimated time of the call of correlation corr (asked in increasing order): no
+ * earlier than every timed call before it, interpolated between the timed calls around
+ * it; HOST_NO_TIME when no timed call came before it. */
+int64_t host_clock_at(struct host_clock *h, int64_t corr);
+
+#endif
