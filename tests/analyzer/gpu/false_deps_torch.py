@@ -3,9 +3,12 @@
 branches forked from and joined into the current stream, each KERNELS long one-block
 kernels (torch.cuda._sleep: a spin of CYCLES clock cycles, one thread; some 50 us on an
 H100 at 100000 cycles) followed by a small add on its own tensor.  The branches are
-independent: with CUDA_DEVICE_MAX_CONNECTIONS=1 they share one hardware queue and
-serialize (false dependencies that cost time); with 32 they overlap.  The host submits
-the whole iteration long before the GPU finishes it.
+independent, submitted stream by stream: with CUDA_DEVICE_MAX_CONNECTIONS=1 they share
+one hardware queue and serialize (false dependencies that cost time), and the GPU sets
+the pace; with 32 they overlap, and the host sets it (Python submits a stream's work
+more slowly than the GPU runs it): the span without false dependencies is when the
+last stream's work was submitted plus its chain, which the analyzer can only estimate
+from the host times in the trace (stream waits, synchronizations).
 
     false_deps_torch.py [ITERS [STREAMS [KERNELS [CYCLES]]]]
 
