@@ -600,7 +600,7 @@ EOF
         python3 -m json.tool "$d/ann$n.json" >/dev/null || { echo "invalid JSON: $f"; false; }
         an_ok -q --no-graphs --json "$d/b.json" "$d/ann$n.json" || { echo "not read back: $f"; false; }
         [ "$(json_get "$d/a.json" 'r["input"]["gpu_records"]')" = "$(json_get "$d/b.json" 'r["input"]["gpu_records"]')" ]
-    done < <(find "$FIX" "$d" -name '*.json' -o -name '*.json.gz' | grep -v -e /malformed/ -e /corpus/ -e '\.graphs/' -e '/graphs/' -e '/ann[0-9]*\.json$' -e '/[ab]\.json$' -e '/graph\.json$' | sort)
+    done < <(find "$FIX" "$d" -name '*.json' -o -name '*.json.gz' | grep -v -e /malformed/ -e /corpus/ -e '\.graphs/' -e '/graphs/' -e '/ann[0-9]*\.json$' -e '/[ab]\.json$' -e '/graph\.json$' -e '/expected\.json$' | sort)
     echo "$n fixtures"
     [ "$n" -ge 13 ]
 }
