@@ -649,8 +649,7 @@ int eager_build(struct analysis *a)
         return -1;
     p.api = malloc((t->n_api + 1) * sizeof *p.api);
     items = merged_items(t, &n_items);
-    if (p.api == NULL || items == NULL || graph_launches_init(&p.graphs, t) != 0
-        || host_clock_init(&p.clock, t) != 0) {
+    if (p.api == NULL || items == NULL || graph_launches_init(&p.graphs, t) != 0) {
         free(items);
         pass_free(&p);
         return -1;
@@ -659,6 +658,11 @@ int eager_build(struct analysis *a)
         memcpy(p.api, t->api, t->n_api * sizeof *p.api);
     p.n_api = t->n_api;
     sort_n(p.api, p.n_api, sizeof *p.api, by_api_corr);
+    if (host_clock_init(&p.clock, p.api, p.n_api, t) != 0) {
+        free(items);
+        pass_free(&p);
+        return -1;
+    }
     run_pass(&p, items, n_items);
     free(items);
     if (!p.failed && eager_collect_finish(&p.collect, a) != 0)

@@ -458,6 +458,15 @@ eager_sers() {
     [ "$sep" = 96.0 ]
     [ "$(json_get "$d/r.json" 'tuple(r["eager_windows"]["submission"].values())')" = "(0, 8, 0)" ]
     [[ "$output" == *"when some eager records were submitted: 8 eager records have no API record"* ]]
+    # every other launch without its API record: API records and waits read together
+    python3 "$GEN" scenario "$d/p.json" paced --n 4
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); api = [e for e in d["traceEvents"] if e.get("cat") == "cuda_driver"]
+d["traceEvents"] = [e for e in d["traceEvents"] if e not in api[::2]]
+json.dump(d, open(sys.argv[1], "w"))' "$d/p.json"
+    an_ok -q --json "$d/r.json" "$d/p.json"
+    [ "$(json_get "$d/r.json" 'tuple(r["eager_windows"]["submission"].values())')" = "(4, 4, 0)" ]
+    [ "$(json_get "$d/r.json" 'r["groups"][0]["mean_estimated_span_us"]')" = "$sep" ]
 }
 
 @test "analyzer: eager multi-stream records without section 1d records: cannot decide, says why" {
