@@ -100,7 +100,8 @@ run() {
     shift 2
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    env -u LD_PRELOAD -u AUTOGRAPH -u AUTOGRAPH_TRACE CUDA_DEVICE_MAX_CONNECTIONS="$conn" \
+    env -u LD_PRELOAD -u AUTOGRAPH -u AUTOGRAPH_TRACE -u AUTOGRAPH_LOG \
+        CUDA_DEVICE_MAX_CONNECTIONS="$conn" \
         LD_LIBRARY_PATH="$libpath" "${vars[@]}" timeout -k 5 60 "$@" \
         >"$out/$tag.out" 2>"$out/$tag.err"
 }
@@ -125,7 +126,9 @@ workload() {
     local name=$1 kind=$2 note="" pred obs=n/a predicted=n/a false=n/a n=0 why=""
     local c1 c1t c32 engine=n/a adjusted=n/a
     shift 2
-    if ! run "${name}_c1_trace" 1 LD_PRELOAD="$shim" AUTOGRAPH=off \
+    # AUTOGRAPH_LOG=info: the tracer's start line (how many launch APIs it traces) in
+    # NAME_c1_trace.err, for traces that come without API records
+    if ! run "${name}_c1_trace" 1 LD_PRELOAD="$shim" AUTOGRAPH=off AUTOGRAPH_LOG=info \
         AUTOGRAPH_TRACE="$out/${name}_c1.json" -- "$@"; then
         note="traced run failed (see ${name}_c1_trace.err)"
     fi
