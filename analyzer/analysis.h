@@ -109,6 +109,9 @@ struct eager_totals {
     uint64_t legacy_streams;    /* streams with eager records and no stream_info */
     uint64_t left_out;          /* eager records without a correlation or a stream */
     uint64_t split;             /* windows cut at EAGER_WINDOW_MAX records or the edge cap */
+    uint64_t submit_api;        /* records submitted at their API record's end */
+    uint64_t submit_host;       /* ... at the host's time estimated for their call */
+    uint64_t submit_unknown;    /* ... at the window's first start (no timed call before) */
     int multi_stream;           /* eager records on two or more (device, stream) */
 };
 

@@ -173,6 +173,15 @@ static void note_eager(struct analysis *a)
                       "records are ordered with every stream not known to be non_blocking, "
                       "which can turn a false dependency into a true or ambiguous one, never "
                       "the reverse", (unsigned long long)e->legacy_streams);
+    if (e->submit_host + e->submit_unknown > 0)
+        analysis_note(a, "when some eager records were submitted", "%llu eager records have no "
+                      "API record (cuda_driver, cuda_runtime): %llu taken as submitted at the "
+                      "host time of their call, interpolated by correlation between the timed "
+                      "calls around it (stream waits, syncs, API records), %llu (no timed call "
+                      "before) at their window's start; estimated spans of host-bound windows "
+                      "are as good as these times",
+                      (unsigned long long)(e->submit_host + e->submit_unknown),
+                      (unsigned long long)e->submit_host, (unsigned long long)e->submit_unknown);
     if (e->split > 0)
         analysis_note(a, "serializations across some eager window cuts", "%llu times an "
                       "eager window reached %u records (or %u edges) without a host "

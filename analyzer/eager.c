@@ -9,16 +9,18 @@
  *   - implicit order: a record on a stream without stream_info (possibly the legacy
  *     default stream) follows the last record of every stream not known to be
  *     non_blocking, and precedes their next ones;
- * and a ready floor: its driver call's end (else the window's first start), the ends
- * of predecessors outside its window, of graph launches of its device submitted
- * before it that had ended when it started (their stream is unknown: eager_graphs.c),
- * and for a wait whose event record is not in the trace, of everything submitted
- * before it.
+ * and a ready floor: its submission, the end of its driver call (else the time the host
+ * made its call, estimated from the timed calls around it: host_clock.c; else the
+ * window's first start), the ends of predecessors outside its window, of graph
+ * launches of its device submitted before it that had ended when it started (their
+ * stream is unknown: eager_graphs.c), and for a wait whose event record is not in the
+ * trace, of everything submitted before it.
  * The floor only raises ready times, so a record is never called falsely delayed
  * behind work it may have waited for.  Memory: the open window of each device and a
  * few words per stream and event record; closed windows go to eager_group.c. */
 #include "eager.h"
 
+#include "host_clock.h"
 #include "vec.h"
 
 #include <stdlib.h>
@@ -106,6 +108,7 @@ struct eager_pass {
     size_t n_preds, cap_preds;
     struct api_call *api;       /* driver calls, by correlation */
     size_t n_api, api_at;
+    struct host_clock clock;    /* submission times of records without a driver call */
     int64_t end_max;            /* the latest end among GPU records so far */
     struct graph_launches graphs;
     uint32_t next_serial;
@@ -358,6 +361,24 @@ static int64_t driver_end(struct eager_pass *p, int64_t corr)
     return end;
 }
 
+/* When the record's work was submitted: its driver call's end, else the host's time
+ * at its call (never after the record started), else NO_TIME; counted by source. */
+static int64_t submitted(struct eager_pass *p, const struct kev *k)
+{
+    int64_t t = driver_end(p, k->corr);
+    if (t != NO_TIME) {
+        p->a->eager.submit_api++;
+        return t;
+    }
+    t = host_clock_at(&p->clock, k->corr);
+    if (t == HOST_NO_TIME) {
+        p->a->eager.submit_unknown++;
+        return NO_TIME;
+    }
+    p->a->eager.submit_host++;
+    return t < k->ts ? t : k->ts;
+}
+
 static void window_append(struct eager_pass *p, struct window_buf *w, struct stream_state *s,
                           uint32_t ev, int64_t floor, int64_t driver)
 {
@@ -416,7 +437,7 @@ static void eager_record(struct eager_pass *p, uint32_t ev)
     floor = max64(s->pending_floor, graph_launches_floor(&p->graphs, k->device,
                                                          k->ts + p->a->eps));
     floor = place_preds(p, &d->win, floor);
-    window_append(p, &d->win, s, ev, floor, driver_end(p, k->corr));
+    window_append(p, &d->win, s, ev, floor, submitted(p, k));
     record_placed(p, si, (struct rec_ref){ ev, d->win.serial, (uint32_t)d->win.n - 1, si });
 }
 
@@ -571,6 +592,7 @@ static void pass_free(struct eager_pass *p)
     free(p->captured);
     free(p->preds);
     free(p->api);
+    host_clock_free(&p->clock);
     graph_launches_free(&p->graphs);
     keymap_free(&p->stream_ids);
     keymap_free(&p->device_ids);
@@ -636,6 +658,11 @@ int eager_build(struct analysis *a)
         memcpy(p.api, t->api, t->n_api * sizeof *p.api);
     p.n_api = t->n_api;
     sort_n(p.api, p.n_api, sizeof *p.api, by_api_corr);
+    if (host_clock_init(&p.clock, p.api, p.n_api, t) != 0) {
+        free(items);
+        pass_free(&p);
+        return -1;
+    }
     run_pass(&p, items, n_items);
     free(items);
     if (!p.failed && eager_collect_finish(&p.collect, a) != 0)

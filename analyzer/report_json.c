@@ -235,6 +235,11 @@ static void eager_totals(struct jw *w, const struct analysis *a)
     jw_uint(w, "host_syncs", e->host_syncs);
     jw_uint(w, "event_edges", e->event_edges);
     jw_uint(w, "implicit_edges", e->implicit_edges);
+    jw_begin(w, "submission", '{');
+    jw_uint(w, "api_records", e->submit_api);
+    jw_uint(w, "host_estimated", e->submit_host);
+    jw_uint(w, "unknown", e->submit_unknown);
+    jw_end(w, '}');
     jw_end(w, '}');
 }
 

@@ -44,6 +44,11 @@ static void header(struct out *o, const struct analysis *a, const struct report_
                    (unsigned long long)a->eager.groups, (unsigned long long)a->eager.host_syncs,
                    (unsigned long long)a->eager.event_edges,
                    (unsigned long long)a->eager.implicit_edges);
+    if (a->eager.present)
+        out_printf(o, "eager submission times: %llu from API records, %llu estimated from the "
+                   "host's timed calls, %llu unknown\n", (unsigned long long)a->eager.submit_api,
+                   (unsigned long long)a->eager.submit_host,
+                   (unsigned long long)a->eager.submit_unknown);
     put_us(o, "epsilon: ", a->eps);
     out_printf(o, "; lanes are %s\n", a->by_channel ? "hardware channels" : "streams");
     out_printf(o, "status: %s (dependencies %s, critical paths %s, estimated spans %s)\n",

@@ -41,7 +41,7 @@ struct kev {
 
 /* Section 1d: a stream-order record that has a correlation. */
 enum order_kind { ORDER_EVENT_RECORD, ORDER_STREAM_WAIT, ORDER_HOST_SYNC };
-enum order_flag { ORDER_HAS_STREAM = 1, ORDER_HAS_SYNC_ID = 2 };
+enum order_flag { ORDER_HAS_STREAM = 1, ORDER_HAS_SYNC_ID = 2, ORDER_HAS_TS = 4 };
 
 /* The sync id of an event record made for a Kineto stream wait: this bit | the
  * record call's correlation. */
@@ -49,6 +49,7 @@ enum order_flag { ORDER_HAS_STREAM = 1, ORDER_HAS_SYNC_ID = 2 };
 
 struct order_rec {
     int64_t corr, stream;
+    int64_t ts;             /* when the host made the call (ORDER_HAS_TS: "ts" not 0) */
     uint64_t sync_id;
     int32_t device;         /* args "device", else pid, else 0 */
     uint8_t kind, flags;
@@ -61,9 +62,10 @@ struct stream_info {
     uint8_t non_blocking;   /* flags "non_blocking"; "default" or absent: 0 */
 };
 
-/* An API call ("cat":"cuda_driver" or "cuda_runtime"): its end is when its work was submitted. */
+/* An API call ("cat":"cuda_driver" or "cuda_runtime"): its end is when its work was
+ * submitted; its start, a time the host had reached by its correlation. */
 struct api_call {
-    int64_t corr, end;
+    int64_t corr, start, end;
 };
 
 enum trace_source { SRC_CHROME, SRC_KINETO, SRC_AUTOGRAPH };

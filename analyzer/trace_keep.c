@@ -22,11 +22,12 @@ static const uint32_t fields_used[] = {
                | FIELD(F_STREAM) | FIELD(F_DEVICE) | FIELD(F_CHANNEL),
     [EV_DRIVER] = FIELD(F_TS) | FIELD(F_DUR) | FIELD(F_CORR),
     [EV_EVENT_RECORD] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
-                        | FIELD(F_DEVICE),
+                        | FIELD(F_DEVICE) | FIELD(F_TS),
     [EV_STREAM_WAIT] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
-                       | FIELD(F_DEVICE) | FIELD(F_WAIT_STREAM) | FIELD(F_WAIT_CORR),
+                       | FIELD(F_DEVICE) | FIELD(F_WAIT_STREAM) | FIELD(F_WAIT_CORR)
+                       | FIELD(F_TS),
     [EV_HOST_SYNC] = FIELD(F_STREAM) | FIELD(F_CORR) | FIELD(F_EVENT) | FIELD(F_SYNC_ID)
-                     | FIELD(F_DEVICE),
+                     | FIELD(F_DEVICE) | FIELD(F_TS),
     [EV_STREAM_INFO] = FIELD(F_STREAM) | FIELD(F_DEVICE) | FIELD(F_FLAGS) | FIELD(F_PRIORITY),
 };
 
@@ -230,6 +231,7 @@ static void keep_driver(struct trace *t, struct js *j, const struct event_fields
                    "(more than 2^61 ns)");
     c = append(j, &t->api, &t->n_api, &t->cap_api, sizeof *t->api);
     c->corr = s->k.corr;
+    c->start = s->k.ts;
     c->end = s->k.ts + s->k.dur;
 }
 
@@ -258,6 +260,7 @@ static void kineto_wait(struct trace *t, struct js *j, struct event_fields *s)
     o->corr = s->wait_corr;
     o->stream = s->wait_stream;
     o->sync_id = KINETO_SYNC_ID | (uint64_t)s->wait_corr;
+    o->ts = 0;
     o->device = order_device(s);
     o->kind = ORDER_EVENT_RECORD;
     o->flags = ORDER_HAS_STREAM | ORDER_HAS_SYNC_ID;
@@ -286,6 +289,10 @@ static void keep_order(struct trace *t, struct js *j, struct event_fields *s,
               : kind == EV_STREAM_WAIT ? ORDER_STREAM_WAIT : ORDER_HOST_SYNC;
     o->flags = (uint8_t)(((s->has & FIELD(F_STREAM)) ? ORDER_HAS_STREAM : 0)
                          | ((s->has & FIELD(F_SYNC_ID)) ? ORDER_HAS_SYNC_ID : 0));
+    /* "ts" 0: no time (libautograph's event records); out of range: not used */
+    o->ts = s->k.ts;
+    if ((s->has & FIELD(F_TS)) && s->k.ts != 0 && in_range(&s->k))
+        o->flags |= ORDER_HAS_TS;
 }
 
 static void keep_stream_info(struct trace *t, struct js *j, const struct event_fields *s)

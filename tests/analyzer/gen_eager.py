@@ -3,7 +3,7 @@
 stream-order records of analyzer/FORMAT.md section 1d, for the analyzer's tests.
 
     gen_eager.py scenario OUT.json NAME [--n N] [--wait] [--legacy] [--no-order]
-                                        [--no-driver] [--every K]
+                                        [--no-driver] [--every K] [--separate]
     gen_eager.py malformed OUT.json KIND     prints "OFFSET<TAB>PHRASE" of the error
     gen_eager.py bench OUT.json --mb N       a large eager trace (make bench-analyzer)
     gen_eager.py prop ANALYZER [--cases N] [--seed S] [--keep DIR]
@@ -32,8 +32,14 @@ Scenarios (NAME):
   long         --n kernels alternating over two non-blocking streams on two channels,
                no host synchronization: each stream's kernels queue up back to back
                (n - 2 true serializations per window); --no-driver: no driver records
+  paced        the host forks --n non-blocking streams from an event on stream 20, one
+               after the other (a wait, then two 30 us kernels), every call taking 4 us,
+               then a context synchronize: all on channel 3, each stream's first kernel
+               waits for the previous stream's last (false dependencies); --separate:
+               a channel per stream (the span without them); with --no-driver only the
+               waits and the synchronize carry host times
 Malformed KINDs: wait_sync_id, record_corr, info_flags, info_stream, driver_dur,
-  sync_event; and ignored_* (a malformed key that event kind does not use: no error,
+  sync_event, wait_ts; and ignored_* (a malformed key that event kind does not use: no error,
   prints "-").
 
 The property test writes random programs (streams with and without stream_info, some
@@ -168,9 +174,8 @@ class Program:
         streams goes on past the end of the window)."""
         corr = self.next_corr()
         ends = [k["end"] for k in self.kernels if stream is None or k["stream"] == stream]
-        self.now = max([self.now] + ends) + HOST_GAP_NS
-        self.calls.append(("sync", dict(corr=corr, name=kind, ts=self.now)))
-        self.now += HOST_GAP_NS
+        self.calls.append(("sync", dict(corr=corr, name=kind, ts=self.now)))   # its start
+        self.now = max([self.now] + ends) + 2 * HOST_GAP_NS
 
 
 def kernel_events(p, k, driver=True):
@@ -245,6 +250,22 @@ def two_streams(p, wait=False, tag=""):
     p.launch(15, "consumer_b" + tag, 5000)
 
 
+def paced(p, n, separate):
+    """See "paced" above: a host that makes its calls at one pace (4 us each)."""
+    streams = [21 + i for i in range(n)]
+    p.nb |= set(streams) | {20}
+    p.channels = {s: 3 + (i if separate else 0) for i, s in enumerate(streams)}
+    p.channels[20] = 3
+    p.record(1, 20)
+    p.now += LAUNCH_NS
+    for s in streams:
+        p.wait(s, 1)
+        p.now += LAUNCH_NS
+        p.launch(s, "k1", 30000)
+        p.launch(s, "k2", 30000)
+    p.host_sync()
+
+
 def scenario(args):
     legacy = (14, 15) if args.legacy else ()
     p = Program(channels={14: 3, 15: 3}, legacy=legacy, nb=() if args.legacy else (14, 15))
@@ -272,6 +293,8 @@ def scenario(args):
         p.launch(16, "c", 30000)
         p.channels[14] = 3
         p.launch(14, "b", 5000)
+    elif args.name == "paced":
+        paced(p, args.n, args.separate)
     elif args.name == "long":
         p.channels = {14: 1, 15: 2}
         for i in range(args.n):
@@ -365,6 +388,9 @@ MALFORMED = {
     "sync_event": ('{"ph": "i", "cat": "cuda_sync", "name": "event synchronize", "pid": 1, '
                    '"ts": 1.0, "args": {"correlation": 9, "event": @-1}}',
                    '"event": expected a non-negative integer (in a cuda_sync event)'),
+    "wait_ts": ('{"ph": "i", "cat": "cuda_sync", "name": "stream wait event", "pid": 0, '
+                '"tid": 15, "ts": @1e30, "args": {"stream": 15, "correlation": 7}}',
+                '"ts": number out of range (in a cuda_sync event)'),
     "driver_dur": ('@{"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, '
                    '"ts": 1.0, "dur": -2.5, "args": {"correlation": 9}}',
                    'a cuda_driver or cuda_runtime event with a negative "dur"'),
@@ -555,7 +581,7 @@ def main():
     sc.add_argument("name")
     sc.add_argument("--n", type=int, default=5)
     sc.add_argument("--every", type=int, default=0)
-    for flag in ("--wait", "--legacy", "--no-order", "--no-driver"):
+    for flag in ("--wait", "--legacy", "--no-order", "--no-driver", "--separate"):
         sc.add_argument(flag, action="store_true")
     mf = sub.add_parser("malformed")
     mf.add_argument("out")

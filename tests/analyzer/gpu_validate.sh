@@ -12,12 +12,29 @@
 # its row says why it was skipped); run with 1 connection under the shim's tracer
 # (LD_PRELOAD=build/libautograph.so, AUTOGRAPH=off, AUTOGRAPH_TRACE), with 1 and 32
 # connections plain, and with 32 under the shim's engine (do its graphs keep the
-# branches' parallelism?); the analyzer reads the 1-connection trace.  Spans are the
-# programs' own medians (CUDA events around one iteration).  Writes into OUTDIR: the
-# traces gzip'd (NAME_c1.json.gz, the program's graph data in NAME_c1.graphs/), the
-# analyzer's reports, every run's stdout/stderr, and results.tsv / results.txt (the
-# table, also printed).  Fails with one line when there is no GPU or no nvcc.  Needs
-# make (the shim and the analyzer are built if missing).
+# branches' parallelism?); the analyzer reads the 1-connection trace.  The table (its
+# legend is printed above it):
+#   span_c1, span_c1_traced, measured_c32: the program's own median span (CUDA events
+#     recorded before the first and after the last kernel of an iteration) with 1
+#     connection, the same under the tracer, and with 32 connections
+#   trace_span, predicted: from the 1-connection trace, medians over the timed
+#     iterations (tests/analyzer/gpu_predict.py): the span of an iteration's GPU
+#     records (first start to last end), and the analyzer's estimated span without
+#     false dependencies; error: (predicted - measured_c32) / measured_c32
+#   adjusted: span_c1 - (trace_span - predicted), the gain the analyzer predicts taken
+#     off the program's own 1-connection span (what the trace's span leaves out, the
+#     events before the first and after the last record, and the tracer's slowdown of
+#     the GPU work cancel); error_adj likewise
+#   false_per_iter: false serializations per iteration; shim_engine_c32: the span under
+#     the shim's engine, 32 connections (eager workloads)
+# A graph workload whose branches the GPU runs side by side even on one connection
+# (the H100 does) has no false dependency: span_c1 = measured_c32 = predicted.
+# Writes into OUTDIR: the traces gzip'd (NAME_c1.json.gz, the program's graph data in
+# NAME_c1.graphs/), the analyzer's reports, every run's stdout/stderr, results.tsv and
+# results.txt (the table, also printed), and corpus/: the traces trimmed to a few
+# iterations with the analyzer's classification (tests/analyzer/gpu_corpus.py keep), to
+# replace tests/analyzer/h100/gpu_validate/.  Fails with one line when there is no GPU
+# or no nvcc.  Needs make (the shim and the analyzer are built if missing).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,31 +46,14 @@ die() {
     exit 1
 }
 
-# predict TRACE KIND: "observed predicted false_per_replay replays" of the group that
-# holds the timed iterations (eager: the window shape seen most often; graph: the
-# program's exec graph with a graph file), from the analyzer's JSON report.
+# predict TRACE KIND: the analyzer's JSON report of TRACE beside it (NAME.report.json),
+# and its figures for the workload (tests/analyzer/gpu_predict.py: observed, predicted,
+# false per iteration, iterations, note; tab-separated)
 predict() {
     local trace=$1 kind=$2 report=${1%.json*}.report.json rc=0
     "$analyzer" -q --json "$report" "$trace" || rc=$?
     [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || return 1
-    python3 - "$report" "$kind" <<'EOF'
-import json, sys
-r, kind = json.load(open(sys.argv[1])), sys.argv[2]
-if kind == "eager":
-    gs = [g for g in r["groups"] if "eager_window" in g]
-    key = lambda g: (g["replay_count"], g["eager_window"]["records"])
-else:
-    gs = [g for g in r["groups"] if "exec_graph_id" in g and g.get("graph_file")]
-    key = lambda g: (g["replay_count"], g["exec_graph_id"])
-gs = [g for g in gs if "mean_estimated_span_us" in g]
-if not gs:
-    print("n/a n/a n/a 0")
-    sys.exit(0)
-g = max(gs, key=key)
-n = g["replay_count"]
-print("%.1f %.1f %.2f %d" % (g["mean_span_us"], g["mean_estimated_span_us"],
-                             g["serializations"]["false"] / n if n else 0.0, n))
-EOF
+    python3 "$top/tests/analyzer/gpu_predict.py" "$report" "$kind"
 }
 
 if [ "${1:-}" = --predict ]; then
@@ -100,7 +100,8 @@ run() {
     shift 2
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    env -u LD_PRELOAD -u AUTOGRAPH -u AUTOGRAPH_TRACE CUDA_DEVICE_MAX_CONNECTIONS="$conn" \
+    env -u LD_PRELOAD -u AUTOGRAPH -u AUTOGRAPH_TRACE -u AUTOGRAPH_LOG \
+        CUDA_DEVICE_MAX_CONNECTIONS="$conn" \
         LD_LIBRARY_PATH="$libpath" "${vars[@]}" timeout -k 5 60 "$@" \
         >"$out/$tag.out" 2>"$out/$tag.err"
 }
@@ -110,41 +111,52 @@ value() {
     awk -v k="$2" '$1 == k { v = $2 } END { print (v == "" ? "n/a" : v) }' "$out/$1.err"
 }
 
-printf 'workload\tkind\tspan_c1_us\ttrace_span_c1_us\tpredicted_us\tmeasured_c32_us\terror_pct\tfalse_per_iter\tshim_engine_c32_us\tnote\n' \
+printf 'workload\tkind\tspan_c1_us\tspan_c1_traced_us\tmeasured_c32_us\ttrace_span_us\tpredicted_us\terror_pct\tadjusted_us\terror_adj_pct\tfalse_per_iter\tshim_engine_c32_us\tnote\n' \
     >"$out/results.tsv"
+
+# error PREDICTED MEASURED: (p - m) / m in percent, or n/a
+error() {
+    awk -v p="$1" -v m="$2" 'BEGIN {
+        if (p == "n/a" || m == "n/a" || m + 0 == 0) print "n/a";
+        else printf "%.1f", 100 * (p - m) / m }'
+}
 
 # workload NAME KIND CMD...: the runs, the analysis, one row of the table
 workload() {
-    local name=$1 kind=$2 note="" pred obs predicted false n c32 c1 engine err
+    local name=$1 kind=$2 note="" pred obs=n/a predicted=n/a false=n/a n=0 why=""
+    local c1 c1t c32 engine=n/a adjusted=n/a
     shift 2
-    if ! run "${name}_c1_trace" 1 LD_PRELOAD="$shim" AUTOGRAPH=off \
+    # AUTOGRAPH_LOG=info: the tracer's start line (how many launch APIs it traces) in
+    # NAME_c1_trace.err, for traces that come without API records
+    if ! run "${name}_c1_trace" 1 LD_PRELOAD="$shim" AUTOGRAPH=off AUTOGRAPH_LOG=info \
         AUTOGRAPH_TRACE="$out/${name}_c1.json" -- "$@"; then
         note="traced run failed (see ${name}_c1_trace.err)"
     fi
     run "${name}_c1" 1 -- "$@" || note="${note:+$note; }1-connection run failed"
     run "${name}_c32" 32 -- "$@" || note="${note:+$note; }32-connection run failed"
-    engine=n/a
     if [ "$kind" = eager ] && run "${name}_c32_engine" 32 LD_PRELOAD="$shim" -- "$@"; then
         engine=$(value "${name}_c32_engine" span_us)
     fi
     c1=$(value "${name}_c1" span_us)
+    c1t=$(value "${name}_c1_trace" span_us)
     c32=$(value "${name}_c32" span_us)
-    obs=n/a predicted=n/a false=n/a n=0
     if [ -s "$out/${name}_c1.json" ] && pred=$(predict "$out/${name}_c1.json" "$kind"); then
-        read -r obs predicted false n <<<"$pred"
+        IFS=$'\t' read -r obs predicted false n why <<<"$pred"
     else
         note="${note:+$note; }no analysis"
     fi
-    err=$(awk -v p="$predicted" -v m="$c32" 'BEGIN {
-        if (p == "n/a" || m == "n/a" || m + 0 == 0) print "n/a";
-        else printf "%.1f", 100 * (p - m) / m }')
+    if [ "$predicted" != n/a ] && [ "$c1" != n/a ]; then
+        adjusted=$(awk -v c="$c1" -v o="$obs" -v p="$predicted" 'BEGIN { printf "%.1f", c - (o - p) }')
+    fi
     if [ -f "$out/${name}_c1.json" ]; then
         gzip -9f "$out/${name}_c1.json"
         rm -rf "$out/${name}_c1.graphs"
         [ -d "$out/${name}_c1.json.graphs" ] && mv "$out/${name}_c1.json.graphs" "$out/${name}_c1.graphs"
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$c1" "$obs" "$predicted" \
-        "$c32" "$err" "$false" "$engine" "${note:-$n iterations analysed}" >>"$out/results.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$c1" \
+        "$c1t" "$c32" "$obs" "$predicted" "$(error "$predicted" "$c32")" "$adjusted" \
+        "$(error "$adjusted" "$c32")" "$false" "$engine" "${note:+$note; }${why:-}" \
+        >>"$out/results.tsv"
 }
 
 start=$SECONDS
@@ -153,16 +165,20 @@ workload graph_c graph "$out/bin/false_deps_graph"
 if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
     workload torch eager python3 "$src/false_deps_torch.py"
 else
-    printf 'torch\teager\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tskipped: no python3 with torch and CUDA\n' \
+    printf 'torch\teager%s\tskipped: no python3 with torch and CUDA\n' "$(printf '\tn/a%.0s' {1..10})" \
         >>"$out/results.tsv"
 fi
 {
     echo "GPU: $(nvidia-smi -L | head -n 1); $((SECONDS - start)) s"
-    echo "predicted: the analyzer's estimated span without false dependencies (1-connection trace);"
-    echo "measured: the program's median span with 32 connections; error = (predicted - measured) / measured"
+    echo "span_c1, span_c1_traced, measured_c32: the program's median span: 1 connection, the same traced, 32 connections"
+    echo "trace_span, predicted: medians over the timed iterations of the 1-connection trace: its span, and the"
+    echo "  analyzer's estimated span without false dependencies; error = (predicted - measured_c32) / measured_c32"
+    echo "adjusted = span_c1 - (trace_span - predicted): the predicted gain off the program's own span; error_adj likewise"
     if command -v column >/dev/null 2>&1; then
         column -t -s $'\t' "$out/results.tsv"
     else
         cat "$out/results.tsv"
     fi
 } | tee "$out/results.txt"
+python3 "$top/tests/analyzer/gpu_corpus.py" keep "$out" "$out/corpus" --analyzer "$analyzer" \
+    >"$out/corpus.log" 2>&1 || echo "gpu_validate.sh: corpus not made (see $out/corpus.log)" >&2

@@ -6,9 +6,11 @@
 //
 // ITERS timed iterations (default 20, after 2 untimed), STREAMS independent branches
 // (default 8), KERNELS kernels per branch (default 4), ROUNDS rounds of integer mixing
-// per element (default 2500: some 50 us per kernel on an H100).  Each kernel is 2 blocks
-// of 128 threads, so every branch fits on the GPU at once and only the hardware
-// channels (CUDA_DEVICE_MAX_CONNECTIONS) can serialize them.
+// per element (default 10000: a kernel of a few hundred microseconds, so that a branch
+// takes several times as long as the host takes to submit an iteration, even under a
+// tracer: the spans are set by the GPU, not by the host).  Each kernel is 2 blocks of 128
+// threads, so every branch fits on the GPU at once and only the hardware channels
+// (CUDA_DEVICE_MAX_CONNECTIONS) can serialize them.
 //
 // stderr: "span_us X" (median over the timed iterations of the GPU span, from events
 // recorded before the first and after the last kernel), "wall_us X" (median host time of
@@ -35,7 +37,7 @@ struct fd_args {
 
 static fd_args fd_parse(int argc, char **argv)
 {
-    fd_args a = { 20, 8, 4, 2500 };
+    fd_args a = { 20, 8, 4, 10000 };
     if (argc > 1) a.iters = atoi(argv[1]);
     if (argc > 2) a.streams = atoi(argv[2]);
     if (argc > 3) a.kernels = atoi(argv[3]);

@@ -1,9 +1,16 @@
 // false_deps_eager.cu -- gpu_validate.sh's eager workload: STREAMS non-blocking streams,
 // each a chain of KERNELS long 2-block kernels on its own buffer, forked from and
-// joined into stream 0 by events.  The branches are independent: with
-// CUDA_DEVICE_MAX_CONNECTIONS=1 they share one hardware queue and serialize (false
-// dependencies that cost time); with 32 they overlap.  The host submits a whole
-// iteration (STREAMS x KERNELS launches) long before the GPU finishes it.
+// joined into stream 0 by events.  The branches are independent; the host submits
+// them depth first (all of stream 0's kernels, then all of stream 1's, ...), as a
+// program that works through its streams one after the other does.  With
+// CUDA_DEVICE_MAX_CONNECTIONS=1 the streams share one hardware queue, which
+// dispatches in submission order: a stream's second kernel waits there for its first,
+// and the next stream's first kernel waits behind it (false dependencies that cost
+// time: the branches run one after the other).  Submitted breadth first (every
+// stream's first kernel, then every second one) the queue would run the branches side
+// by side even so.  With 32 connections every stream has its own queue.  The host
+// submits a whole iteration (STREAMS x KERNELS launches) long before the GPU finishes
+// it.
 //
 //   false_deps_eager [ITERS [STREAMS [KERNELS [ROUNDS]]]]   (false_deps_common.cuh)
 #include "false_deps_common.cuh"
@@ -15,8 +22,8 @@ struct eager_run {
     unsigned *buf[FD_MAX_STREAMS];
 };
 
-// One iteration: t0 and the fork on stream 0, the branches, the join, t1; then the
-// host waits for t1.
+// One iteration: t0 and the fork on stream 0, the branches stream by stream, the
+// join, t1; then the host waits for t1.
 static void iteration(eager_run *r, unsigned salt, double *span_us, double *wall_us)
 {
     float ms = 0;
@@ -25,8 +32,8 @@ static void iteration(eager_run *r, unsigned salt, double *span_us, double *wall
     CK(cudaEventRecord(r->fork, r->s[0]));
     for (int b = 1; b < r->a.streams; b++)
         CK(cudaStreamWaitEvent(r->s[b], r->fork, 0));
-    for (int k = 0; k < r->a.kernels; k++)
-        for (int b = 0; b < r->a.streams; b++) {
+    for (int b = 0; b < r->a.streams; b++)          // depth first: see the top
+        for (int k = 0; k < r->a.kernels; k++) {
             fd_work<<<FD_BLOCKS, FD_BLOCK, 0, r->s[b]>>>(r->buf[b], salt + (unsigned)k, r->a.rounds);
             CK(cudaPeekAtLastError());
         }

@@ -1,8 +1,15 @@
 // false_deps_graph.cu -- gpu_validate.sh's graph workload: a graph built by hand
 // (cudaGraphAddKernelNode) of STREAMS independent branches, each a chain of KERNELS long
 // 2-block kernels on its own buffer, launched ITERS times on one stream.  The branches
-// have no path between them: with CUDA_DEVICE_MAX_CONNECTIONS=1 the graph's branches
-// share one hardware queue and serialize (false dependencies); with 32 they overlap.
+// have no path between them and share the launch's hardware queue.  Whether they
+// serialize there is the GPU's affair: the H100 runs the branches of one graph launch
+// side by side on one channel, with 1 connection as with 32 (no false dependency: the
+// analyzer must find none and predict the span it saw).
+//
+// The buffers are set with cudaMemsetAsync before the graph is instantiated: under
+// AUTOGRAPH_TRACE tracing starts at the program's first recordable call (a launch, an
+// async copy or memset, an event record or wait), and the graph data of a graph
+// instantiated before that is not written beside the trace.
 //
 //   false_deps_graph [ITERS [STREAMS [KERNELS [ROUNDS]]]]   (false_deps_common.cuh)
 #include "false_deps_common.cuh"
@@ -49,10 +56,11 @@ int main(int argc, char **argv)
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(cudaEventCreate(&t0));
     CK(cudaEventCreate(&t1));
-    for (int b = 0; b < a.streams; b++) {
+    for (int b = 0; b < a.streams; b++) {          // before the graph: see the top
         CK(cudaMalloc(&buf[b], FD_ELEMS * sizeof(unsigned)));
-        CK(cudaMemset(buf[b], b, FD_ELEMS * sizeof(unsigned)));
+        CK(cudaMemsetAsync(buf[b], b, FD_ELEMS * sizeof(unsigned), s));
     }
+    CK(cudaStreamSynchronize(s));
     cudaGraph_t g = build(a, buf, salts, params);
     CK(cudaGraphInstantiate(&exec, g, 0));
     CK(cudaDeviceSynchronize());

@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """false_deps_torch.py -- gpu_validate.sh's PyTorch workload: STREAMS torch.cuda.Stream
 branches forked from and joined into the current stream, each KERNELS long one-block
-kernels (torch.cuda._sleep: a spin of CYCLES clock cycles, one thread; some 50 us on an
-H100 at 100000 cycles) followed by a small add on its own tensor.  The branches are
-independent: with CUDA_DEVICE_MAX_CONNECTIONS=1 they share one hardware queue and
-serialize (false dependencies that cost time); with 32 they overlap.  The host submits
-the whole iteration long before the GPU finishes it.
+kernels (torch.cuda._sleep: a spin of CYCLES clock cycles, one thread; at the default
+400000 a few hundred microseconds, as the C workloads' kernels) followed by a small add
+on its own tensor.  The branches are independent, submitted stream by stream: with
+CUDA_DEVICE_MAX_CONNECTIONS=1 they share one hardware queue and serialize (false
+dependencies that cost time), and the GPU sets the pace.  With 32 they overlap, each
+stream starting when the host has submitted its work, one stream after the other
+(each call costs Python microseconds): the span without false dependencies is
+when the last stream's work was submitted plus its chain.  The analyzer estimates the
+first part from the host times in the trace (stream waits, synchronizations), taken
+under the tracer, and the host's speed varies from run to run; the long kernels keep
+the chain, which the GPU sets, the larger part.
 
     false_deps_torch.py [ITERS [STREAMS [KERNELS [CYCLES]]]]
 
@@ -31,7 +37,7 @@ def long_kernel(cycles, x):
 
 def main():
     args = [int(a) for a in sys.argv[1:5]]
-    iters, streams, kernels, cycles = (args + [20, 8, 4, 100000][len(args):])[:4]
+    iters, streams, kernels, cycles = (args + [20, 8, 4, 400000][len(args):])[:4]
     if not torch.cuda.is_available():
         sys.exit("false_deps_torch.py: no CUDA device")
     dev = torch.device("cuda")

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# analyzer_corpus.bats -- autograph-analyze on the regression corpus of GPU traces
+# (tests/analyzer/h100/gpu_validate/, made by tests/analyzer/gpu_corpus.py from a run
+# of tests/analyzer/gpu_validate.sh; its README says what each trace is):
+#   - the classification and estimates the analyzer gives them are those of
+#     expected.json (gpu_corpus.py check)
+#   - independent checks: no false dependency between records with a path
+#     (scripts/trace_check.py eagerdeps for eager windows, falsedeps for graphs)
+#   - what each workload shows: false dependencies in every PyTorch iteration, none in
+#     the graph's, submission times estimated from the host's timed calls
+#   - the annotated trace is valid JSON and reads back
+# Needs: build/autograph-analyze (make), python3.  Honours AG_TEST_ROOT (the sanitizer
+# suites' build).
+
+setup_file() {
+    export TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+    export AN="${AG_TEST_ROOT:-$TOP}/build/autograph-analyze"
+    export CORPUS="$TOP/tests/analyzer/h100/gpu_validate"
+}
+
+setup() {
+    [ -x "$AN" ] || skip "build/autograph-analyze not built (zlib1g-dev missing?)"
+}
+
+# json_get FILE PYTHON_EXPR: evaluate an expression over the JSON document `r`
+json_get() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# report NAME: the analyzer's JSON report of NAME_c1.json.gz in $BATS_TEST_TMPDIR/NAME.json
+report() {
+    local rc=0
+    "$AN" -q --json "$BATS_TEST_TMPDIR/$1.json" "$CORPUS/$1_c1.json.gz" || rc=$?
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+}
+
+@test "analyzer corpus: the classification of every trace is the expected one" {
+    run python3 "$TOP/tests/analyzer/gpu_corpus.py" check "$CORPUS" --analyzer "$AN"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "corpus ok: 3 traces" ]
+}
+
+@test "analyzer corpus: no false dependency between records with a path (trace_check.py)" {
+    local w
+    for w in eager_c torch; do
+        report "$w"
+        run python3 "$TOP/scripts/trace_check.py" eagerdeps "$CORPUS/${w}_c1.json.gz" \
+            "$BATS_TEST_TMPDIR/$w.json"
+        echo "$w: $output"
+        [ "$status" -eq 0 ]
+    done
+    report graph_c
+    run python3 "$TOP/scripts/trace_check.py" falsedeps "$BATS_TEST_TMPDIR/graph_c.json" \
+        --graphs "$CORPUS/graph_c_c1.json.gz.graphs"
+    echo "graph_c: $output"
+    [ "$status" -eq 0 ]
+}
+
+# PyTorch: 8 streams submitted one after the other on one hardware queue.  Each
+# stream's first kernel waited behind the previous stream's last: 7 false per
+# iteration, and the estimate without them is far below the observed span.
+@test "analyzer corpus: PyTorch streams, 1 connection: 7 false dependencies per iteration, a large estimated gain" {
+    report torch
+    local g='[g for g in r["groups"] if g.get("eager_window", {}).get("records") == 64][0]'
+    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" "$g[\"replay_count\"], set(sum(s[\"class\"] == \"false\" for s in x[\"serializations\"]) for x in $g[\"replays\"][2:])")" = "(5, {7})" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" "all(x[\"estimated_span_us\"] < 0.7 * x[\"span_us\"] for x in $g[\"replays\"][2:])")" = True ]
+    # no API records: every iteration's records have host-estimated submission times
+    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" 'r["eager_windows"]["submission"]["api_records"]')" -eq 0 ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" 'r["eager_windows"]["submission"]["host_estimated"]')" -gt 0 ]
+}
+
+# The graph's branches ran side by side on one channel: its file maps every record,
+# no serialization is false, and the estimate is the observed span.
+@test "analyzer corpus: hand-built graph, 1 connection: every record mapped, no false dependency, estimate = span" {
+    report graph_c
+    local g='r["groups"][0]'
+    [ "$(json_get "$BATS_TEST_TMPDIR/graph_c.json" "r[\"status\"], $g[\"replay_count\"], $g[\"unmatched_records\"], $g[\"serializations\"][\"false\"]")" = "('decided', 5, 0, 0)" ]
+    [ "$(json_get "$BATS_TEST_TMPDIR/graph_c.json" "all(x[\"estimated_span_us\"] == x[\"span_us\"] for x in $g[\"replays\"])")" = True ]
+}
+
+@test "analyzer corpus: --annotate writes valid JSON and the analyzer reads it back" {
+    local f d="$BATS_TEST_TMPDIR" rc
+    for f in "$CORPUS"/*.json.gz; do
+        rc=0
+        "$AN" -q --json "$d/a.json" --annotate "$d/ann.json" "$f" || rc=$?
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+        python3 -m json.tool "$d/ann.json" >/dev/null || { echo "invalid JSON: $f"; false; }
+        rc=0
+        "$AN" -q --no-graphs --json "$d/b.json" "$d/ann.json" || rc=$?
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+        [ "$(json_get "$d/a.json" 'r["input"]["gpu_records"]')" = "$(json_get "$d/b.json" 'r["input"]["gpu_records"]')" ]
+    done
+}
+
+# gpu_validate.sh's analysis step (tests/analyzer/gpu_predict.py) on the corpus: the
+# figures of each workload, over the timed iterations (the first 2 left out).
+@test "analyzer corpus: gpu_validate.sh --predict: medians over the timed iterations, false per iteration, why" {
+    local d="$BATS_TEST_TMPDIR" w
+    cp -r "$CORPUS"/. "$d/"
+    run bash "$TOP/tests/analyzer/gpu_validate.sh" --predict "$d/torch_c1.json.gz" eager
+    echo "torch: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'\t7.00\t3\t3 iterations analysed; submission times: 0 from API records, '* ]]
+    run bash "$TOP/tests/analyzer/gpu_validate.sh" --predict "$d/graph_c_c1.json.gz" graph
+    echo "graph_c: $output"
+    [ "$(echo "$output" | cut -f 1)" = "$(echo "$output" | cut -f 2)" ]
+    [ "$(echo "$output" | cut -f 3-)" = $'0.00\t3\t3 iterations analysed' ]
+    # without its graph file: no estimate, and why
+    rm -r "$d/graph_c_c1.json.gz.graphs"
+    run bash "$TOP/tests/analyzer/gpu_validate.sh" --predict "$d/graph_c_c1.json.gz" graph
+    echo "graph_c, no graph file: $output"
+    [[ "$output" == $'n/a\tn/a\tn/a\t0\tno estimate: no graph file for exec graph 2'* ]]
+}
