@@ -143,7 +143,8 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
 
 /* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
  * from its last (its last chunk plan.first ops long, the rest shorter than a chunk
- * joining the first chunk). */
+ * joining the first chunk); on several streams, only where a cut adds no order
+ * (build_cuts.c). */
 static int plan_chunks(struct ag_template *t)
 {
     int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0;
@@ -163,6 +164,7 @@ static int plan_chunks(struct ag_template *t)
     }
     free(lens);
     t->nchunks = count;
+    ag_chunks_keep_order(t);         /* cuts across streams only where no order is added */
     return 1;
 }
 

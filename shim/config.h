@@ -34,6 +34,7 @@ struct ag_config {
     enum ag_capture_mode capture_mode;  /* AUTOGRAPH_CAPTURE_MODE: of the shim's own captures */
     const char *inject_faults;      /* AUTOGRAPH_INJECT_FAULTS: fail the shim's own calls */
     int keep_graph;                 /* AUTOGRAPH_KEEP_GRAPH: instantiate at first replay */
+    int cut_anywhere;               /* AUTOGRAPH_CUT_ANYWHERE: chunk cuts across streams */
     int hold_runtime;               /* AUTOGRAPH_HOLD_RUNTIME: hold at cudaLaunchKernel too */
     int smem_flush;                 /* AUTOGRAPH_SMEM_FLUSH: a shared memory limit change ends the window */
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */

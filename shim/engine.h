@@ -49,6 +49,8 @@ struct ag_engine_params {
     int skim_after;      /* then skim after this many more (0: never; record_skim.c) */
     int explain;         /* print why windows were not graphed */
     int keep_graph;      /* instantiate a chunk at its first replay, not when built */
+    int cut_anywhere;    /* cut windows on several streams as planned, even where a cut
+                          * orders independent streams (build_cuts.c) */
     int max_graphs;      /* templates kept; least recently used dropped (0: no bound) */
     int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
     const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */

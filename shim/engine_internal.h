@@ -422,6 +422,9 @@ void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window fol
 void ag_light_note_start(uint64_t start_hash);   /* the filter of first ops (engine.h) */
 void ag_light_forget_starts(void);
 void ag_template_credit(struct ag_template *t);   /* a window of its shape ended */
+/* build_cuts.c: moves the chunk plan's cuts of a template on several streams to
+ * where they add no order the program does not have (merging chunks). */
+void ag_chunks_keep_order(struct ag_template *t);
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 void ag_template_retire(struct ag_template *t, const char *why);
 /* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */

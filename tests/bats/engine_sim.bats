@@ -463,8 +463,8 @@ want() {
     want launches_graphed -gt 0
 }
 
-@test "engine_cases: a fork/join window in chunks of 2 joins a stream once per launch stream, not per chunk, and forks it back when something else needs it: same log" {
-    local CASES_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1)
+@test "engine_cases: a fork/join window in chunks of 2 (AUTOGRAPH_CUT_ANYWHERE=1) joins a stream once per launch stream, not per chunk, and forks it back when something else needs it: same log" {
+    local CASES_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1 AUTOGRAPH_CUT_ANYWHERE=1)
     cases fork-join 40
     want replays -ge 30
     want chunk_launches -eq $((9 * ${S[replays]}))     # 18 ops in chunks of 2
@@ -813,4 +813,28 @@ staged() {
     want staging_refused -le 10
     want staged_in -ge 2900
     want launches_graphed -ge 8000
+}
+
+# build_cuts.c: a chunk launch is a barrier for its streams, so a fork-join window is
+# cut only after its join: the branches stay side by side (8 branches of 4 kernels:
+# 56 ops, the plan's first chunk of 8 would end inside the first branch).  Windows on
+# one stream are cut as planned (the chunk tests above).
+@test "engine_cases: a fork/join window in chunks of 2 is cut only where no order is added (the branches' launches stay in one chunk): same log" {
+    local CASES_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1)
+    cases fork-join 40
+    want replays -ge 30
+    # 18 ops: e1 recorded on s, s2 waits, 12 launches on s and s2 in turn, e2 recorded on
+    # s2, s waits, 2 launches on s: the cuts between the branches' launches move to
+    # after the wait for e2 (build_cuts.c): [0,15) [15,16) [16,18)
+    want chunk_launches -eq $((3 * ${S[replays]}))
+}
+
+@test "branches: a fork-join window is cut into chunks only after its join (no branch waits for another): same log" {
+    [ -x build/sim/progs/branches ] || skip "branches not built (make sim)"
+    sim_run plain branches -- 10 8 4
+    sim_run shim branches LD_PRELOAD="$shim" AUTOGRAPH_LOG=debug \
+        AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 10 8 4
+    same plain shim "branches 10 8 4" || return 1
+    grep 'chunks growing' "$tmp/shim.err"
+    grep -q 'graph 1: 56 ops, .*chunks growing: 54 2$' "$tmp/shim.err"
 }

@@ -87,8 +87,8 @@ rl_share_at_least() {
 }
 
 @test "realistic: C trainer (cuBLASLt, legacy-stream memsets, synchronous copies mid-step): same losses and parameters, graphed" {
-    rl_pair trainer "$AG_BIN/trainer_static" --steps 60 || return 1
-    rl_share_at_least 80
+    rl_pair trainer "$AG_BIN/trainer_static" --steps 200 || return 1
+    rl_share_at_least 95
 }
 
 @test "realistic: pageable uploads while the GPU runs behind, a ring of 1 MiB (slots reused only once read): same result, staged, graphed" {
