@@ -88,10 +88,13 @@ static void op_details(struct sim_activity *a, const sim_op *op)
             a->grid[i] = op->u.k.grid[i], a->block[i] = op->u.k.block[i];
     } else if (op->kind == SIM_OP_MEMCPY) {
         static const unsigned kinds[] = { 9, 1, 2, 8 };   /* HtoH HtoD DtoH DtoD */
+        int d = sim_mem_dev(op->u.cpy.dst), s = sim_mem_dev(op->u.cpy.src);
         a->kind = SIM_ACT_MEMCPY;
         a->bytes = op->u.cpy.width * op->u.cpy.height * op->u.cpy.depth;
         a->copy_kind = kinds[sim_mem_is_device(op->u.cpy.src) * 2 +
                              sim_mem_is_device(op->u.cpy.dst)];
+        if (d >= 0 && s >= 0 && d != s)
+            a->copy_kind = 10;                         /* PtoP */
     } else {
         a->kind = SIM_ACT_MEMSET;
         a->bytes = op->u.set.width * op->u.set.height * op->u.set.elem;
@@ -106,6 +109,7 @@ static void sync_ids(struct sim_activity *a, const sim_ctx *c, const sim_stream 
                      const sim_event *e)
 {
     a->context = c ? (uint32_t)c->o.ordinal : 0;
+    a->device = (uint32_t)sim_ctx_dev(c);
     a->stream = s ? (uint32_t)s->id : SIM_ACT_NONE;
     a->event = e ? (uint32_t)e->o.ordinal : SIM_ACT_NONE;
     a->sync_id = e && e->sync_id ? e->sync_id : SIM_ACT_NONE;
@@ -151,6 +155,7 @@ static void stream_record(const sim_stream *s, uint32_t correlation)
     if (s->special == SIM_STREAM_PTDS)
         return;
     a.context = s->o.ctx ? (uint32_t)s->o.ctx->o.ordinal : 0;
+    a.device = (uint32_t)sim_ctx_dev(s->o.ctx);
     a.stream = (uint32_t)s->id;
     if (s->special == SIM_STREAM_LEGACY) {
         sink(&a);
@@ -200,6 +205,7 @@ void sim_activity_op(const sim_op *op, const char *label, int in_graph)
     a.start = sim_clock_now() * 1000;
     a.end = a.start + 600;
     a.context = current.stream && current.stream->o.ctx ? current.stream->o.ctx->o.ordinal : 0;
+    a.device = current.stream ? (uint32_t)sim_ctx_dev(current.stream->o.ctx) : 0;
     a.stream = current.stream ? (uint32_t)current.stream->id : 0;
     a.correlation = current.correlation;
     a.channel = channel_of(label);

@@ -51,7 +51,7 @@ struct sim_activity {
     const char *name;               /* kernel name (lives as long as the process) */
     unsigned grid[3], block[3];
     uint64_t bytes;
-    unsigned copy_kind;             /* CUPTI's: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH */
+    unsigned copy_kind;             /* CUPTI's: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP */
     unsigned value;                 /* memset value */
     uint32_t cbid, process, thread; /* API activities */
     uint32_t event;                 /* event records and syncs: the event's id, or */

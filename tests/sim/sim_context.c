@@ -1,5 +1,6 @@
-/* sim_context.c -- contexts: the primary context of device 0, created
- * contexts, the per-thread context stack, and context-wide synchronisation.
+/* sim_context.c -- contexts: the primary context of each device, created
+ * contexts (any number per device), the per-thread context stack, and
+ * context-wide synchronisation.
  *
  * Destroying a context (or releasing / resetting the primary one to nothing)
  * frees what it owns: allocations, streams, events, modules, executable graphs.
@@ -9,8 +10,8 @@
 
 #include <stdlib.h>
 
-static sim_ctx *primary;
-static unsigned primary_refs, primary_flags;
+static sim_ctx *primaries[SIM_MAX_DEVICES];
+static unsigned primary_refs[SIM_MAX_DEVICES], primary_flags[SIM_MAX_DEVICES];
 
 sim_ctx *sim_ctx_check(CUcontext h)
 {
@@ -65,25 +66,28 @@ static void ctx_drop(sim_ctx *c)
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
         drop_kind(c, kinds[i]);
     sim_mem_drop_ctx(c);
+    sim_peer_forget(c);
 }
 
 /* ---- primary context */
 
 CUresult sim_api_primary_ctx_retain(CUcontext *pctx, CUdevice dev)
 {
+    sim_ctx *p;
     CUresult rc = sim_need_device(dev);
     if (rc)
         return rc;
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!primary) {
-        primary = sim_obj_new(SIM_K_CTX, sizeof *primary, NULL);
-        primary->primary = 1;
+    if (!(p = primaries[dev])) {
+        p = primaries[dev] = sim_obj_new(SIM_K_CTX, sizeof *p, NULL);
+        p->primary = 1;
+        p->dev = dev;
     }
-    primary->flags = primary_flags;
-    ctx_activate(primary);
-    primary_refs++;
-    *pctx = (CUcontext)primary;
+    p->flags = primary_flags[dev];
+    ctx_activate(p);
+    primary_refs[dev]++;
+    *pctx = (CUcontext)p;
     return CUDA_SUCCESS;
 }
 
@@ -92,11 +96,11 @@ CUresult sim_api_primary_ctx_release(CUdevice dev)
     CUresult rc = sim_need_device(dev);
     if (rc)
         return rc;
-    if (!primary_refs)
+    if (!primary_refs[dev])
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (--primary_refs == 0) {
-        ctx_drop(primary);
-        primary->active = 0;
+    if (--primary_refs[dev] == 0) {
+        ctx_drop(primaries[dev]);
+        primaries[dev]->active = 0;
     }
     return CUDA_SUCCESS;
 }
@@ -106,11 +110,11 @@ CUresult sim_api_primary_ctx_reset(CUdevice dev)
     CUresult rc = sim_need_device(dev);
     if (rc)
         return rc;
-    if (primary && primary->active) {
-        ctx_drop(primary);
-        primary->active = 0;
+    if (primaries[dev] && primaries[dev]->active) {
+        ctx_drop(primaries[dev]);
+        primaries[dev]->active = 0;
     }
-    primary_refs = 0;
+    primary_refs[dev] = 0;
     return CUDA_SUCCESS;
 }
 
@@ -121,8 +125,8 @@ CUresult sim_api_primary_ctx_get_state(CUdevice dev, unsigned int *flags, int *a
         return rc;
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
-    *flags = primary_flags;
-    *active = primary && primary->active;
+    *flags = primary_flags[dev];
+    *active = primaries[dev] && primaries[dev]->active;
     return CUDA_SUCCESS;
 }
 
@@ -131,7 +135,7 @@ CUresult sim_api_primary_ctx_set_flags(CUdevice dev, unsigned int flags)
     CUresult rc = sim_need_device(dev);
     if (rc)
         return rc;
-    primary_flags = flags;
+    primary_flags[dev] = flags;
     return CUDA_SUCCESS;
 }
 
@@ -150,6 +154,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c = sim_obj_new(SIM_K_CTX, sizeof *c, NULL);
     c->flags = flags;
+    c->dev = dev;
     ctx_activate(c);
     t->stack[t->depth++] = c;
     *pctx = (CUcontext)c;
@@ -262,12 +267,13 @@ CUresult sim_api_ctx_pop_current(CUcontext *pctx)
 
 CUresult sim_api_ctx_get_device(CUdevice *device)
 {
-    CUresult rc = sim_need_ctx(NULL);
+    sim_ctx *c;
+    CUresult rc = sim_need_ctx(&c);
     if (rc)
         return rc;
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
-    *device = 0;
+    *device = c->dev;
     return CUDA_SUCCESS;
 }
 

@@ -4,6 +4,10 @@
  * CUDA_MEMCPY2D / CUDA_MEMCPY3D / CUDA_MEMSET_NODE_PARAMS structures that
  * explicit graph nodes share.  The device side of an operation must lie inside
  * one allocation (CUDA_ERROR_INVALID_VALUE otherwise); arrays are not simulated.
+ * Addressing is unified: any copy may join two devices (the log calls a
+ * device-to-device copy between two devices PtoP), on a stream of either or
+ * of a third, without peer access.  cuMemcpyPeer's pointers must lie on the
+ * devices of the contexts it names.
  */
 #include "sim_internal.h"
 
@@ -198,12 +202,27 @@ SIM_SET_FNS(sim_api_v1_memset_d8, CUdeviceptr_v1, unsigned char, unsigned int, 1
 SIM_SET_FNS(sim_api_v1_memset_d16, CUdeviceptr_v1, unsigned short, unsigned int, 2)
 SIM_SET_FNS(sim_api_v1_memset_d32, CUdeviceptr_v1, unsigned int, unsigned int, 4)
 
+/* A peer copy's contexts are valid and its pointers lie on their devices. */
+static CUresult peer_check(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                           CUcontext src_ctx)
+{
+    const sim_ctx *d = sim_ctx_check(dst_ctx), *s = sim_ctx_check(src_ctx);
+    if (sim_need_init())
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!d || !s)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (sim_mem_dev((uintptr_t)dst) != d->dev || sim_mem_dev((uintptr_t)src) != s->dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
 CUresult sim_api_memcpy_peer_async(CUdeviceptr dstDevice, CUcontext dstContext,
                                    CUdeviceptr srcDevice, CUcontext srcContext,
                                    size_t ByteCount, CUstream hStream)
 {
-    if (!sim_ctx_check(dstContext) || !sim_ctx_check(srcContext))
-        return sim_need_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc = peer_check(dstDevice, dstContext, srcDevice, srcContext);
+    if (rc)
+        return rc;
     return sim_copy_1d(hStream, (uintptr_t)dstDevice, (uintptr_t)srcDevice, ByteCount, 1, 1,
                        0);
 }
@@ -211,8 +230,9 @@ CUresult sim_api_memcpy_peer_async(CUdeviceptr dstDevice, CUcontext dstContext,
 CUresult sim_api_memcpy_peer(CUdeviceptr dstDevice, CUcontext dstContext,
                              CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
 {
-    if (!sim_ctx_check(dstContext) || !sim_ctx_check(srcContext))
-        return sim_need_init() ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc = peer_check(dstDevice, dstContext, srcDevice, srcContext);
+    if (rc)
+        return rc;
     return sim_copy_1d(NULL, (uintptr_t)dstDevice, (uintptr_t)srcDevice, ByteCount, 1, 1, 1);
 }
 

@@ -1,12 +1,40 @@
-/* sim_device.c -- initialisation, driver version, the one simulated device
- * (an H100-like compute capability 9.0 part) and error names / strings.
+/* sim_device.c -- initialisation, driver version, the simulated devices
+ * (H100-like compute capability 9.0 parts, all alike) and error names / strings.
+ *
+ * SIM_DEVICES=N (1 to SIM_MAX_DEVICES, default 1) sets how many devices there
+ * are.  With one device every answer is what it always was; with several, the
+ * name, UUID and PCI bus id of each carry its ordinal.
  */
 #include "sim_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int initialized;
+static int device_count;          /* 0: SIM_DEVICES not read yet */
+
+int sim_device_count(void)
+{
+    const char *env;
+    char *end;
+    long n;
+    if (device_count)
+        return device_count;
+    env = getenv("SIM_DEVICES");
+    n = env && *env ? strtol(env, &end, 10) : 1;
+    if (env && *env && (*end || n < 1 || n > SIM_MAX_DEVICES)) {
+        fprintf(stderr, "sim: ignoring SIM_DEVICES='%s' (1..%d)\n", env, SIM_MAX_DEVICES);
+        n = 1;
+    }
+    device_count = (int)n;
+    return device_count;
+}
+
+int sim_ctx_dev(const sim_ctx *c)
+{
+    return c ? c->dev : 0;
+}
 
 CUresult sim_need_init(void)
 {
@@ -16,7 +44,9 @@ CUresult sim_need_init(void)
 CUresult sim_need_device(CUdevice dev)
 {
     CUresult rc = sim_need_init();
-    return rc ? rc : dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    if (rc)
+        return rc;
+    return dev >= 0 && dev < sim_device_count() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult sim_api_init(unsigned int Flags)
@@ -42,9 +72,9 @@ CUresult sim_api_device_get(CUdevice *device, int ordinal)
         return rc;
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0)
+    if (ordinal < 0 || ordinal >= sim_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
-    *device = 0;
+    *device = ordinal;
     return CUDA_SUCCESS;
 }
 
@@ -55,7 +85,7 @@ CUresult sim_api_device_get_count(int *count)
         return rc;
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = sim_device_count();
     return CUDA_SUCCESS;
 }
 
@@ -72,7 +102,11 @@ static CUresult device_string(char *out, int len, CUdevice dev, const char *valu
 
 CUresult sim_api_device_get_name(char *name, int len, CUdevice dev)
 {
-    return device_string(name, len, dev, "libautograph CPU simulator (sm_90)");
+    char value[64];
+    if (sim_device_count() == 1)
+        return device_string(name, len, dev, "libautograph CPU simulator (sm_90)");
+    snprintf(value, sizeof value, "libautograph CPU simulator %d (sm_90)", (int)dev);
+    return device_string(name, len, dev, value);
 }
 
 static int attribute(CUdevice_attribute a)
@@ -156,6 +190,8 @@ CUresult sim_api_device_get_uuid(CUuuid *uuid, CUdevice dev)
     if (!uuid)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(uuid->bytes, "libautograph-sim", sizeof uuid->bytes);
+    if (dev > 0)
+        uuid->bytes[sizeof uuid->bytes - 1] = (char)('0' + dev);   /* "...-si1" */
     return CUDA_SUCCESS;
 }
 
@@ -173,7 +209,9 @@ CUresult sim_api_device_compute_capability(int *major, int *minor, CUdevice dev)
 
 CUresult sim_api_device_get_pci_bus_id(char *pciBusId, int len, CUdevice dev)
 {
-    return device_string(pciBusId, len, dev, "0000:01:00.0");
+    char value[16];
+    snprintf(value, sizeof value, "0000:%02x:00.0", (unsigned)(dev + 1) & 0xffu);
+    return device_string(pciBusId, len, dev, value);
 }
 
 /* ---- errors */
@@ -201,6 +239,10 @@ static const struct { CUresult code; const char *text; } error_texts[] = {
       "pointer does not correspond to a registered memory region" },
     { CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "too many blocks in cooperative launch" },
     { CUDA_ERROR_NOT_SUPPORTED, "operation not supported" },
+    { CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+      "peer access is not supported between these two devices" },
+    { CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled" },
+    { CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access has not been enabled" },
     { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
       "operation not permitted when stream is capturing" },
     { CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,

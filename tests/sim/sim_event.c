@@ -1,6 +1,9 @@
 /* sim_event.c -- events: create, record (eager, or a fork point / external
  * record node inside a capture), query, synchronise, elapsed time, destroy,
  * and cuStreamWaitEvent (eager no-op wait, or a capture join / fork).
+ * An event is recorded only on a stream of its own context
+ * (CUDA_ERROR_INVALID_HANDLE otherwise); a stream of any context, on any
+ * device, may wait for it.
  *
  * Event times come from the logical clock of sim_op.c (one microsecond per
  * executed operation), so elapsed times are deterministic.  A successful synchronise
@@ -75,6 +78,8 @@ CUresult sim_api_event_record_with_flags(CUevent hEvent, CUstream hStream, unsig
         return rc;
     if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
         return CUDA_ERROR_INVALID_VALUE;
+    if (e->o.ctx != s->o.ctx)
+        return CUDA_ERROR_INVALID_HANDLE;
     if (s->cap && !(flags & CU_EVENT_RECORD_EXTERNAL))
         return sim_capture_event_record(s, e);
     sim_event_op(&op, e);

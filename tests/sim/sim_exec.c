@@ -5,7 +5,9 @@
  * the source graph do not reach it; a node of the source graph names its twin
  * in the snapshot through the creation sequence number both share.  Launching
  * runs the snapshot at once in topological order (or, on a capturing stream,
- * records a child-graph node).
+ * records a child-graph node).  An executable graph belongs to the context it
+ * was instantiated in: uploading or launching it into a stream of another is
+ * CUDA_ERROR_INVALID_VALUE.
  */
 #include "sim_internal.h"
 
@@ -69,10 +71,12 @@ static sim_exec *exec_check(CUgraphExec h)
 CUresult sim_api_graph_upload(CUgraphExec hGraphExec, CUstream hStream)
 {
     sim_stream *s;
+    sim_exec *x;
     CUresult rc = sim_stream_resolve(hStream, &s);
     if (rc)
         return rc;
-    return exec_check(hGraphExec) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    x = exec_check(hGraphExec);
+    return x && x->o.ctx == s->o.ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult sim_api_graph_instantiate_with_params(CUgraphExec *phGraphExec, CUgraph hGraph,
@@ -99,7 +103,7 @@ CUresult sim_api_graph_launch(CUgraphExec hGraphExec, CUstream hStream)
     CUresult rc = sim_stream_resolve(hStream, &s);
     if (rc)
         return rc;
-    if (!x)
+    if (!x || x->o.ctx != s->o.ctx)
         return CUDA_ERROR_INVALID_VALUE;
     op.u.graph.g = x->g;
     return sim_submit(s, &op, 0);

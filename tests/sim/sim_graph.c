@@ -156,8 +156,10 @@ CUresult sim_graph_get(CUgraph h, sim_graph **out)
 
 void sim_node_replace(sim_node *x, sim_op *op, int keep_label)
 {
-    if (keep_label)
+    if (keep_label) {
         memcpy(op->label, x->op.label, sizeof op->label);
+        op->dev1 = x->op.dev1;
+    }
     sim_op_release(&x->op);
     x->op = *op;
 }

@@ -23,6 +23,7 @@
 #define SIM_DRIVER_VERSION 13000
 #define SIM_TOTAL_MEM (80ULL << 30)
 #define SIM_LABEL_MAX 16
+#define SIM_MAX_DEVICES 8
 
 /* ---- handle registry (sim_handle.c): every CU* handle is a registered object */
 enum sim_kind {
@@ -65,14 +66,23 @@ void sim_nodes_free(sim_nodes *s);
 typedef struct sim_ctx {
     sim_obj o;
     int primary, active;
+    int dev;                    /* its device's ordinal */
     unsigned flags;
     struct sim_stream *legacy;
+    struct sim_ctx **peers;     /* contexts whose memory it may access (sim_peer.c) */
+    size_t npeers;
 } sim_ctx;
 
 CUresult sim_need_init(void);
 CUresult sim_need_ctx(sim_ctx **out);
 sim_ctx *sim_ctx_check(CUcontext h);   /* live, active context or NULL */
 CUresult sim_need_device(CUdevice dev);
+int sim_device_count(void);            /* SIM_DEVICES (sim_device.c) */
+int sim_ctx_dev(const sim_ctx *c);     /* c's device, 0 for NULL */
+
+/* ---- peer access (sim_peer.c) */
+int sim_peer_enabled(const sim_ctx *from, const sim_ctx *to);
+void sim_peer_forget(sim_ctx *c);      /* c goes away: no peer access from or to it */
 
 /* ---- per-thread state (sim_entry.c) */
 typedef struct sim_tls_pt { sim_ctx *ctx; struct sim_stream *stream; } sim_tls_pt;
@@ -106,6 +116,7 @@ sim_alloc *sim_mem_find(uintptr_t p);                 /* allocation containing p
 sim_alloc *sim_mem_find_base(uintptr_t p);            /* allocation starting at p */
 CUresult sim_mem_check_range(uintptr_t p, size_t n);  /* device side of an op */
 int sim_mem_is_device(uintptr_t p);
+int sim_mem_dev(uintptr_t p);          /* device of the allocation holding p, or -1 */
 /* active: takes the next ordinal now (0: a graph reservation, see activate) */
 sim_alloc *sim_mem_track(uintptr_t base, size_t size, int kind, sim_ctx *ctx, int active);
 void sim_mem_untrack(sim_alloc *a);
@@ -137,6 +148,7 @@ struct sim_event;
 struct sim_graph;
 typedef struct sim_op {
     int kind;
+    int dev1;                    /* device + 1 it runs on; 0: the launching stream's */
     char label[SIM_LABEL_MAX];   /* stream submitted to; "" for explicit nodes */
     union {
         struct {
@@ -300,6 +312,10 @@ int sim_log_marked(void);
 void sim_log_line(int in_graph, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sim_log_ptr(char *buf, size_t n, uintptr_t p);
+/* With several devices, the device an op's lines name (" dev=N" ends each line of
+ * it; -1: none); returns the previous one.  sim_log_dev_suffix: "@dN" or "". */
+int sim_log_set_dev(int dev);
+const char *sim_log_dev_suffix(char *buf, size_t n, int dev);
 char *sim_log_args(const sim_kernel *k, const unsigned char *args);  /* malloc'd */
 int sim_fault_check(const char *sym, CUresult *code);
 int sim_trace_enabled(void);

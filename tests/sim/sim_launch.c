@@ -4,7 +4,9 @@
  * argument packing from kernelParams or an `extra` buffer into the kernel's
  * parameter layout.  Validation follows the driver: a zero dimension, a block
  * of more than 1024 threads or too much shared memory is
- * CUDA_ERROR_INVALID_VALUE; an unknown function is CUDA_ERROR_INVALID_HANDLE.
+ * CUDA_ERROR_INVALID_VALUE; an unknown function is CUDA_ERROR_INVALID_HANDLE, and
+ * so is a function of one context launched into a stream of another (a library's
+ * context-less kernels run in the stream's context).
  */
 #include "sim_internal.h"
 
@@ -89,6 +91,7 @@ CUresult sim_launch_op(sim_func *f, const unsigned grid[3], const unsigned block
         return rc;
     memset(op, 0, sizeof *op);
     op->kind = SIM_OP_KERNEL;
+    op->dev1 = f->o.ctx ? f->o.ctx->dev + 1 : 0;
     op->u.k.fn = f;
     op->u.k.kern = f->k;
     memcpy(op->u.k.grid, grid, sizeof op->u.k.grid);
@@ -110,6 +113,8 @@ static CUresult launch(CUfunction h, const unsigned g[3], const unsigned b[3], u
         return CUDA_ERROR_INVALID_HANDLE;
     if ((rc = sim_stream_resolve(hs, &s)) != CUDA_SUCCESS)
         return rc;
+    if (f->o.ctx && f->o.ctx != s->o.ctx)
+        return CUDA_ERROR_INVALID_HANDLE;
     if ((rc = sim_launch_op(f, g, b, smem, params, extra, &op)) != CUDA_SUCCESS)
         return rc;
     if (cooperative) {

@@ -10,6 +10,11 @@
  * reach the same stream work through different streams (e.g. a graph captured
  * on a helper stream) compare equal.
  * At exit, one "checksum" line (FNV-1a) per live simulator-owned allocation.
+ * With several devices (SIM_DEVICES > 1), every line of an op ends with
+ * " dev=<ordinal>" (the device it runs on), checksum lines with the device of
+ * their allocation, and device pointers and events name their device:
+ * a<ordinal>@d<device>+<offset>, e<ordinal>@d<device>.  With one device the
+ * lines are exactly as they always were.
  * Called with the global lock held.
  */
 #include "sim_internal.h"
@@ -25,6 +30,7 @@ static int log_state;             /* 0 unread, 1 on, -1 off */
 static int log_marked;
 static int log_hide_streams;
 static char *log_skip;
+static int log_dev = -1;          /* sim_log_set_dev */
 
 static void log_open(void)
 {
@@ -117,23 +123,45 @@ void sim_log_line(int in_graph, const char *fmt, ...)
     if (log_hide_streams)
         line = log_hide_labels(line);
     if (!log_skipped(line)) {
-        fprintf(log_file, "%s%s\n", in_graph && log_marked ? "g:" : "", line);
+        fprintf(log_file, "%s%s", in_graph && log_marked ? "g:" : "", line);
+        if (log_dev >= 0 && sim_device_count() > 1)
+            fprintf(log_file, " dev=%d", log_dev);
+        fputc('\n', log_file);
         fflush(log_file);
     }
     free(line);
 }
 
+int sim_log_set_dev(int dev)
+{
+    int old = log_dev;
+    log_dev = dev;
+    return old;
+}
+
+const char *sim_log_dev_suffix(char *buf, size_t n, int dev)
+{
+    if (sim_device_count() > 1 && dev >= 0)
+        snprintf(buf, n, "@d%d", dev);
+    else if (n)
+        buf[0] = '\0';
+    return buf;
+}
+
 void sim_log_ptr(char *buf, size_t n, uintptr_t p)
 {
     const sim_alloc *a = p ? sim_mem_find(p) : NULL;
+    char at[16];
     if (!p)
         snprintf(buf, n, "0");
     else if (!a || a->kind == SIM_MEM_REGISTERED)
         snprintf(buf, n, "host");
     else if (a->ordinal)
-        snprintf(buf, n, "a%lu+%zu", a->ordinal, (size_t)(p - a->base));
+        snprintf(buf, n, "a%lu%s+%zu", a->ordinal,
+                 sim_log_dev_suffix(at, sizeof at, sim_mem_dev(p)), (size_t)(p - a->base));
     else
-        snprintf(buf, n, "a?+%zu", (size_t)(p - a->base));
+        snprintf(buf, n, "a?%s+%zu", sim_log_dev_suffix(at, sizeof at, sim_mem_dev(p)),
+                 (size_t)(p - a->base));
 }
 
 /* One parameter: 8-byte words that point into an allocation are rewritten. */
@@ -189,8 +217,10 @@ static void log_checksum(const sim_alloc *a, void *user)
         return;                   /* the program's memory, maybe freed by now */
     for (size_t i = 0; i < a->size; i++)
         h = (h ^ p[i]) * 0x100000001b3ULL;
+    sim_log_set_dev(sim_ctx_dev(a->ctx));
     sim_log_line(0, "checksum a%lu %s bytes=%zu fnv1a=%016llx", a->ordinal,
                  kind_name(a->kind), a->size, (unsigned long long)h);
+    sim_log_set_dev(-1);
 }
 
 static void log_checksums(void)

@@ -21,7 +21,7 @@
 
 static sim_alloc *allocs;
 static unsigned long next_ordinal, next_registered_ordinal;
-static size_t bytes_in_use;
+static size_t bytes_in_use[SIM_MAX_DEVICES];     /* by device */
 
 /* ---- the table */
 
@@ -38,7 +38,7 @@ sim_alloc *sim_mem_track(uintptr_t base, size_t size, int kind, sim_ctx *ctx, in
         a->ordinal = active ? ++next_ordinal : 0;
     HASH_ADD(hh, allocs, base, sizeof a->base, a);
     if (kind != SIM_MEM_HOST && kind != SIM_MEM_REGISTERED)
-        bytes_in_use += size;
+        bytes_in_use[sim_ctx_dev(ctx)] += size;
     return a;
 }
 
@@ -46,7 +46,7 @@ void sim_mem_untrack(sim_alloc *a)
 {
     HASH_DEL(allocs, a);
     if (a->kind != SIM_MEM_HOST && a->kind != SIM_MEM_REGISTERED)
-        bytes_in_use -= a->size;
+        bytes_in_use[sim_ctx_dev(a->ctx)] -= a->size;
     free(a);
 }
 
@@ -82,6 +82,14 @@ int sim_mem_is_device(uintptr_t p)
 {
     const sim_alloc *a = sim_mem_find(p);
     return a && a->kind != SIM_MEM_HOST && a->kind != SIM_MEM_REGISTERED;
+}
+
+int sim_mem_dev(uintptr_t p)
+{
+    const sim_alloc *a = sim_mem_find(p);
+    if (!a || a->kind == SIM_MEM_HOST || a->kind == SIM_MEM_REGISTERED)
+        return -1;
+    return sim_ctx_dev(a->ctx);
 }
 
 static int by_ordinal(const void *x, const void *y)
@@ -195,7 +203,8 @@ CUresult sim_mem_alloc_device(CUdeviceptr *dptr, size_t size, int kind, int low3
         return rc;
     if (!dptr || !size)
         return CUDA_ERROR_INVALID_VALUE;
-    if (size > SIM_TOTAL_MEM - bytes_in_use || !(p = sim_mem_raw_alloc(size, low32)))
+    if (size > SIM_TOTAL_MEM - bytes_in_use[ctx->dev] ||
+        !(p = sim_mem_raw_alloc(size, low32)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     sim_mem_track((uintptr_t)p, size, kind, ctx, 1)->low32 = low32;
     *dptr = (CUdeviceptr)(uintptr_t)p;
@@ -249,11 +258,12 @@ CUresult sim_api_mem_alloc_managed(CUdeviceptr *dptr, size_t bytesize, unsigned 
 
 CUresult sim_mem_get_info(size_t *free_b, size_t *total_b)
 {
-    CUresult rc = sim_need_ctx(NULL);
+    sim_ctx *c;
+    CUresult rc = sim_need_ctx(&c);
     if (rc)
         return rc;
     if (free_b)
-        *free_b = SIM_TOTAL_MEM - bytes_in_use;
+        *free_b = SIM_TOTAL_MEM - bytes_in_use[c->dev];
     if (total_b)
         *total_b = SIM_TOTAL_MEM;
     return CUDA_SUCCESS;

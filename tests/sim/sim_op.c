@@ -87,9 +87,13 @@ static void run_kernel(sim_op *op, const char *label, int in_graph)
     k->fn(grid, block, sim_kernel_argv(op));
 }
 
+/* A device-to-device copy between two devices is "PtoP". */
 static const char *copy_kind(uintptr_t dst, uintptr_t src)
 {
     static const char *kinds[] = { "HtoH", "HtoD", "DtoH", "DtoD" };
+    int d = sim_mem_dev(dst), s = sim_mem_dev(src);
+    if (d >= 0 && s >= 0 && d != s)
+        return "PtoP";
     return kinds[sim_mem_is_device(src) * 2 + sim_mem_is_device(dst)];
 }
 
@@ -152,13 +156,16 @@ static void run_event(const sim_op *op, const char *label, int in_graph)
                      label);
         return;
     }
-    if (e)
-        sim_log_line(in_graph, "%s e%lu stream=%s", what, e->o.ordinal, label);
+    if (e) {
+        char at[16];
+        sim_log_line(in_graph, "%s e%lu%s stream=%s", what, e->o.ordinal,
+                     sim_log_dev_suffix(at, sizeof at, sim_ctx_dev(e->o.ctx)), label);
+    }
     if (e && op->kind == SIM_OP_EVENT_RECORD)
         sim_event_mark(e);
 }
 
-void sim_op_execute(sim_op *op, const char *label, int in_graph)
+static void op_execute(sim_op *op, const char *label, int in_graph)
 {
     if (op->kind != SIM_OP_EMPTY && op->kind != SIM_OP_GRAPH)
         clock_us++;
@@ -202,10 +209,24 @@ void sim_op_execute(sim_op *op, const char *label, int in_graph)
     }
 }
 
+/* The log names the device an op runs on: its own, or (a node of a graph) that
+ * of the stream the graph was launched on. */
+void sim_op_execute(sim_op *op, const char *label, int in_graph)
+{
+    static int running_dev;
+    int outer = running_dev, dev = op->dev1 ? op->dev1 - 1 : running_dev;
+    int saved = sim_log_set_dev(dev);
+    running_dev = dev;
+    op_execute(op, label, in_graph);
+    running_dev = outer;
+    sim_log_set_dev(saved);
+}
+
 static CUresult submit(sim_stream *s, sim_op *op, int sync)
 {
     CUresult rc = CUDA_SUCCESS;
     snprintf(op->label, sizeof op->label, "%s", s->label);
+    op->dev1 = sim_ctx_dev(s->o.ctx) + 1;
     if (s->cap) {
         if (!sync)
             return sim_capture_record(s, op);

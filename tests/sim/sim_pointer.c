@@ -64,7 +64,7 @@ static CUresult attribute_value(const sim_alloc *a, CUpointer_attribute attr, ui
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:  *out = a->ordinal; break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:       *out = a->kind == SIM_MEM_MANAGED; break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:   *out = 0; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:   *out = (unsigned)sim_ctx_dev(a->ctx); break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: *out = a->base; break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:

@@ -253,6 +253,6 @@ CUresult sim_api_stream_get_device(CUstream hStream, CUdevice *device)
         return rc;
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
-    *device = 0;
+    *device = sim_ctx_dev(s->o.ctx);
     return CUDA_SUCCESS;
 }
