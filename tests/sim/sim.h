@@ -8,8 +8,12 @@
  * dlsym(handle, SIM_REGISTER_KERNEL_SYMBOL).
  *
  * Environment:
+ *   SIM_DEVICES=N         simulated devices (1..8, default 1), all alike: a primary
+ *                         context each, peer access between any two, peer copies
  *   SIM_LOG=path          append one deterministic line per executed operation,
- *                         and a checksum line per live allocation at exit
+ *                         and a checksum line per live allocation at exit (with
+ *                         SIM_DEVICES > 1 each line ends with " dev=<ordinal>" and
+ *                         device pointers read a<n>@d<dev>+<offset>: sim_log.c)
  *   SIM_LOG_GRAPH=plain   (default) ops run by a graph are logged like eager ones
  *   SIM_LOG_GRAPH=marked  ... prefixed with "g:" (plus a g:graph_launch line)
  *   SIM_LOG_SKIP=a,b      leave out line classes (leading letters of the first
