@@ -190,12 +190,18 @@ static void note_eager(struct analysis *a)
                       (unsigned long long)e->split, eager_window_max(), EAGER_EDGES_MAX);
 }
 
+/* Each replay against its group's graph; a group's replays are consecutive, and once
+ * they are done its graph's search memory goes back. */
 static int run_replays(struct analysis *a)
 {
     void *scratch = deps_scratch_new();
     int rc = scratch == NULL ? -1 : 0;
-    for (size_t i = 0; rc == 0 && i < a->n_replays; i++)
-        rc = deps_replay(a, &a->replays[i], &a->groups[a->replays[i].group], scratch);
+    for (size_t i = 0; rc == 0 && i < a->n_replays; i++) {
+        uint32_t gi = a->replays[i].group;
+        rc = deps_replay(a, &a->replays[i], &a->groups[gi], scratch);
+        if (a->groups[gi].g != NULL && (i + 1 == a->n_replays || a->replays[i + 1].group != gi))
+            graph_release_search(a->groups[gi].g);
+    }
     deps_scratch_free(scratch);
     return rc;
 }

@@ -129,7 +129,7 @@ static void observe(const struct analysis *a, const struct replay *r, struct gra
         int64_t ready = ready_base(r, s, v);
         if (!g->nodes[v].timed)
             continue;
-        for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++)
+        for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++)
             if (s->obs_end[g->tp[i]] > ready)
                 ready = s->obs_end[g->tp[i]];
         s->ready[v] = ready;
@@ -301,7 +301,7 @@ static void typical_lags(const struct analysis *a, const struct replay *r,
         if (s->node_rec[v] < 0 || s->falsely[v])
             continue;
         int64_t lag = rec(a, r, (uint32_t)s->node_rec[v])->ts - s->ready[v];
-        if (g->tpr[v].beg == g->tpr[v].end)
+        if (g->tp_off[v] == g->tp_off[v + 1])
             *root = lag < *root ? lag : *root;
         else
             s->lags[n++] = lag;
@@ -322,7 +322,7 @@ static void retime(const struct analysis *a, struct replay *r, const struct grap
         int64_t ready = ready_base(r, s, v), path = 0;
         if (!g->nodes[v].timed)
             continue;
-        for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++) {
+        for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++) {
             uint32_t u = g->tp[i];
             ready = s->new_end[u] > ready ? s->new_end[u] : ready;
             path = s->cp[u] > path ? s->cp[u] : path;
@@ -332,7 +332,7 @@ static void retime(const struct analysis *a, struct replay *r, const struct grap
         if (s->node_rec[v] >= 0) {
             const struct kev *e = rec(a, r, (uint32_t)s->node_rec[v]);
             int64_t lag = e->ts - s->ready[v];
-            int64_t typical = g->tpr[v].beg == g->tpr[v].end ? root_lag : dep_lag;
+            int64_t typical = g->tp_off[v] == g->tp_off[v + 1] ? root_lag : dep_lag;
             if (s->falsely[v] && typical < lag)
                 lag = typical;
             s->new_end[v] = ready + lag + e->dur;

@@ -83,11 +83,12 @@ struct capture {
 
 enum item_kind { ITEM_GPU, ITEM_ORDER };
 
+/* One per GPU record and section 1d record, all sorted at once: kept small (a tie on
+ * the correlation reads the rest from the trace). */
 struct item {
-    int64_t corr, ts;
-    int32_t device;             /* GPU records: those of one (device, correlation) meet */
+    int64_t corr;
     uint32_t idx;               /* trace.ev or trace.ord */
-    uint8_t kind;
+    uint32_t kind;
 };
 
 struct eager_pass {
@@ -106,7 +107,7 @@ struct eager_pass {
     size_t n_captured, cap_captured;
     struct pred *preds;         /* the predecessors of the record being placed */
     size_t n_preds, cap_preds;
-    struct api_call *api;       /* driver calls, by correlation */
+    const struct api_call *api; /* the trace's driver calls, sorted by correlation */
     size_t n_api, api_at;
     struct host_clock clock;    /* submission times of records without a driver call */
     int64_t end_max;            /* the latest end among GPU records so far */
@@ -514,6 +515,10 @@ static void gpu_record(struct eager_pass *p, uint32_t ev)
 
 /* ---- the pass -------------------------------------------------------------------- */
 
+static const struct kev *sort_ev;
+
+/* By correlation, section 1d records after GPU records, these by device and start
+ * (read from the trace: only records sharing a correlation get that far). */
 static int by_corr(const void *x, const void *y)
 {
     const struct item *a = x, *b = y;
@@ -521,10 +526,13 @@ static int by_corr(const void *x, const void *y)
         return a->corr < b->corr ? -1 : 1;
     if (a->kind != b->kind)
         return a->kind < b->kind ? -1 : 1;
-    if (a->device != b->device)
-        return a->device < b->device ? -1 : 1;
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
+    if (a->kind == ITEM_GPU) {
+        const struct kev *p = &sort_ev[a->idx], *q = &sort_ev[b->idx];
+        if (p->device != q->device)
+            return p->device < q->device ? -1 : 1;
+        if (p->ts != q->ts)
+            return p->ts < q->ts ? -1 : 1;
+    }
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
@@ -543,10 +551,10 @@ static struct item *merged_items(const struct trace *t, size_t *n_out)
         return NULL;
     for (size_t i = 0; i < t->n; i++)
         if ((t->ev[i].flags & KEV_CORR) && ((t->ev[i].flags & KEV_LAUNCHED) || is_node(&t->ev[i])))
-            it[n++] = (struct item){ t->ev[i].corr, t->ev[i].ts, t->ev[i].device, (uint32_t)i,
-                                     ITEM_GPU };
+            it[n++] = (struct item){ t->ev[i].corr, (uint32_t)i, ITEM_GPU };
     for (size_t i = 0; i < t->n_ord; i++)
-        it[n++] = (struct item){ t->ord[i].corr, 0, 0, (uint32_t)i, ITEM_ORDER };
+        it[n++] = (struct item){ t->ord[i].corr, (uint32_t)i, ITEM_ORDER };
+    sort_ev = t->ev;
     sort_n(it, n, sizeof *it, by_corr);
     *n_out = n;
     return it;
@@ -591,7 +599,6 @@ static void pass_free(struct eager_pass *p)
     free(p->captures);
     free(p->captured);
     free(p->preds);
-    free(p->api);
     host_clock_free(&p->clock);
     graph_launches_free(&p->graphs);
     keymap_free(&p->stream_ids);
@@ -647,17 +654,16 @@ int eager_build(struct analysis *a)
         return 0;
     if (reserve_order(a, n) != 0)
         return -1;
-    p.api = malloc((t->n_api + 1) * sizeof *p.api);
     items = merged_items(t, &n_items);
-    if (p.api == NULL || items == NULL || graph_launches_init(&p.graphs, t) != 0) {
+    if (items == NULL || graph_launches_init(&p.graphs, t) != 0) {
         free(items);
         pass_free(&p);
         return -1;
     }
-    if (t->n_api > 0)
-        memcpy(p.api, t->api, t->n_api * sizeof *p.api);
+    /* sorted in place, not copied: nothing else reads the API records */
+    sort_n(t->api, t->n_api, sizeof *t->api, by_api_corr);
+    p.api = t->api;
     p.n_api = t->n_api;
-    sort_n(p.api, p.n_api, sizeof *p.api, by_api_corr);
     if (host_clock_init(&p.clock, p.api, p.n_api, t) != 0) {
         free(items);
         pass_free(&p);

@@ -28,13 +28,17 @@ static uint64_t shape_hash(const struct trace *t, const struct eager_window *w)
 
 static int same_shape(const struct graph *g, const struct trace *t, const struct eager_window *w)
 {
+    struct edge_iter it = { 0, 0 };
+    uint32_t from, to;
     if (g->n != w->n || g->m != w->m)
         return 0;
     for (uint32_t v = 0; v < w->n; v++)
         if (g->nodes[v].stream != t->ev[w->ev[v]].stream || g->nodes[v].name != t->ev[w->ev[v]].name)
             return 0;
-    return w->m == 0 || (memcmp(g->from, w->from, w->m * sizeof *w->from) == 0
-                         && memcmp(g->to, w->to, w->m * sizeof *w->to) == 0);
+    for (uint32_t e = 0; graph_next_edge(g, &it, &from, &to); e++)
+        if (from != w->from[e] || to != w->to[e])
+            return 0;
+    return 1;
 }
 
 /* The window's graph: its records as timed nodes, in order, and its edges. */

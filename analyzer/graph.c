@@ -1,7 +1,9 @@
 /* graph.c -- the exec graph model: CSR predecessors, a topological order (Kahn; a
  * cycle is an error), the collapsed timed view, node lookup by id, and reachability
  * (a backward search from b that never goes above a in topological order, memoised
- * per pair). */
+ * per pair).  What two views would hold twice is kept once: the timed view of a graph
+ * whose nodes are all timed is its predecessor lists, and edges sorted by (to, from)
+ * (an eager window's) are those lists too. */
 #include "graph.h"
 #include "vec.h"
 
@@ -21,17 +23,16 @@ void graph_free(struct graph *g)
     free(g->nodes);
     free(g->from);
     free(g->to);
+    if (!g->tp_shared) {
+        free(g->tp_off);
+        free(g->tp);
+    }
     free(g->pred_off);
     free(g->pred);
     free(g->topo);
     free(g->topo_pos);
-    free(g->tpr);
-    free(g->tp);
     free(g->by_id);
-    free(g->memo.keys);
-    free(g->memo.vals);
-    free(g->stamp);
-    free(g->stack);
+    graph_release_search(g);
     memset(g, 0, sizeof *g);
 }
 
@@ -169,9 +170,12 @@ static int grow_push(struct growable *a, uint32_t v)
     return 0;
 }
 
+struct tp_range { uint32_t beg, end; };
+
 /* One source of timed predecessors: a timed node stands for itself, an untimed one
  * for its own (already collapsed) list. */
-static int collapse_from(struct graph *g, uint32_t u, uint32_t gen, struct growable *out)
+static int collapse_from(struct graph *g, const struct tp_range *tpr, uint32_t u, uint32_t gen,
+                         struct growable *out)
 {
     if (g->nodes[u].timed) {
         if (g->stamp[u] == gen)
@@ -179,7 +183,7 @@ static int collapse_from(struct graph *g, uint32_t u, uint32_t gen, struct growa
         g->stamp[u] = gen;
         return grow_push(out, u);
     }
-    for (uint32_t i = g->tpr[u].beg; i < g->tpr[u].end; i++) {
+    for (uint32_t i = tpr[u].beg; i < tpr[u].end; i++) {
         uint32_t w = out->p[i];
         if (g->stamp[w] == gen)
             continue;
@@ -190,28 +194,55 @@ static int collapse_from(struct graph *g, uint32_t u, uint32_t gen, struct growa
     return 0;
 }
 
+/* The lists, made in topological order, laid out by node (tp_off, tp); kept as pred
+ * itself when they are the same.  0, or -1 out of memory. */
+static int layout_timed(struct graph *g, const struct tp_range *tpr, const uint32_t *lists,
+                        size_t total)
+{
+    uint32_t k = 0;
+    g->tp_off = malloc(((size_t)g->n + 1) * sizeof *g->tp_off);
+    g->tp = malloc((total + 1) * sizeof *g->tp);
+    if (g->tp_off == NULL || g->tp == NULL)
+        return -1;
+    for (uint32_t v = 0; v < g->n; v++) {
+        g->tp_off[v] = k;
+        for (uint32_t i = tpr[v].beg; i < tpr[v].end; i++)
+            g->tp[k++] = lists[i];
+    }
+    g->tp_off[g->n] = k;
+    if (k == g->m && memcmp(g->tp_off, g->pred_off, ((size_t)g->n + 1) * sizeof *g->tp_off) == 0
+        && (k == 0 || memcmp(g->tp, g->pred, k * sizeof *g->tp) == 0)) {
+        free(g->tp_off);
+        free(g->tp);
+        g->tp_off = g->pred_off;
+        g->tp = g->pred;
+        g->tp_shared = 1;
+    }
+    return 0;
+}
+
 /* The timed nodes each node depends on directly or through untimed nodes only. */
 static int build_timed(struct graph *g)
 {
     struct growable out = { 0 };
-    g->tpr = calloc((size_t)g->n + 1, sizeof *g->tpr);
+    struct tp_range *tpr = calloc((size_t)g->n + 1, sizeof *tpr);
+    int rc = 0;
     g->stamp = calloc((size_t)g->n + 1, sizeof *g->stamp);
-    g->stack = malloc(((size_t)g->n + 1) * sizeof *g->stack);
-    if (g->tpr == NULL || g->stamp == NULL || g->stack == NULL)
-        return -1;
-    for (uint32_t i = 0; i < g->n; i++) {
+    if (tpr == NULL || g->stamp == NULL)
+        rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < g->n; i++) {
         uint32_t v = g->topo[i], gen = ++g->gen;
-        g->tpr[v].beg = (uint32_t)out.n;
-        for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-            if (collapse_from(g, g->pred[k], gen, &out) != 0) {
-                g->tp = out.p;
-                return -1;
-            }
-        g->tpr[v].end = (uint32_t)out.n;
+        tpr[v].beg = (uint32_t)out.n;
+        for (uint32_t k = g->pred_off[v]; rc == 0 && k < g->pred_off[v + 1]; k++)
+            rc = collapse_from(g, tpr, g->pred[k], gen, &out);
+        tpr[v].end = (uint32_t)out.n;
         g->n_timed += g->nodes[v].timed;
     }
-    g->tp = out.p;
-    return 0;
+    if (rc == 0)
+        rc = layout_timed(g, tpr, out.p, out.n);
+    free(out.p);
+    free(tpr);
+    return rc;
 }
 
 static const struct graph *sort_graph;
@@ -226,7 +257,12 @@ static int by_node_id(const void *a, const void *b)
 /* Nodes with an id, sorted by it; -2 when two share one (*bad: the second). */
 static int build_id_index(struct graph *g, uint32_t *bad)
 {
-    g->by_id = malloc(((size_t)g->n + 1) * sizeof *g->by_id);
+    uint32_t with_id = 0;
+    for (uint32_t v = 0; v < g->n; v++)
+        with_id += g->nodes[v].has_id;
+    if (with_id == 0)
+        return 0;
+    g->by_id = malloc((size_t)with_id * sizeof *g->by_id);
     if (g->by_id == NULL)
         return -1;
     for (uint32_t v = 0; v < g->n; v++)
@@ -243,6 +279,19 @@ static int build_id_index(struct graph *g, uint32_t *bad)
     return 0;
 }
 
+/* Edges sorted by (to, from) are the predecessor lists in order: not kept twice. */
+static void drop_sorted_edges(struct graph *g)
+{
+    for (uint32_t e = 1; e < g->m; e++) {
+        uint32_t t0 = g->to[e - 1], t1 = g->to[e];
+        if (t1 < t0 || (t1 == t0 && g->from[e] < g->from[e - 1]))
+            return;
+    }
+    free(g->from);
+    free(g->to);
+    g->from = g->to = NULL;
+}
+
 enum graph_error graph_finish(struct graph *g, uint32_t *bad)
 {
     int rc = csr_build(g->n, g->m, g->to, g->from, &g->pred_off, &g->pred);
@@ -256,7 +305,27 @@ enum graph_error graph_finish(struct graph *g, uint32_t *bad)
         return GRAPH_TOO_LARGE;
     if (rc == 0)
         rc = build_id_index(g, bad);
+    graph_release_search(g);
+    if (rc == 0)
+        drop_sorted_edges(g);
     return rc == -2 ? GRAPH_DUP_ID : rc != 0 ? GRAPH_NOMEM : GRAPH_OK;
+}
+
+int graph_next_edge(const struct graph *g, struct edge_iter *it, uint32_t *from, uint32_t *to)
+{
+    if (it->e >= g->m)
+        return 0;
+    if (g->from != NULL) {
+        *from = g->from[it->e];
+        *to = g->to[it->e];
+    } else {
+        while (g->pred_off[it->v + 1] <= it->e)
+            it->v++;
+        *from = g->pred[it->e];
+        *to = it->v;
+    }
+    it->e++;
+    return 1;
 }
 
 long graph_find_node(const struct graph *g, uint64_t node_id)
@@ -308,6 +377,16 @@ static int memo_grow(struct pair_memo *m)
     return 0;
 }
 
+void graph_release_search(struct graph *g)
+{
+    free(g->memo.keys);
+    free(g->memo.vals);
+    free(g->stamp);
+    free(g->stack);
+    memset(&g->memo, 0, sizeof g->memo);
+    g->stamp = g->stack = NULL;
+}
+
 /* Backward search from b over timed predecessors, never above a in topological order. */
 static int search(struct graph *g, uint32_t a, uint32_t b)
 {
@@ -316,7 +395,7 @@ static int search(struct graph *g, uint32_t a, uint32_t b)
     g->stamp[b] = gen;
     while (top > 0) {
         uint32_t v = g->stack[--top];
-        for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++) {
+        for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++) {
             uint32_t u = g->tp[i];
             if (u == a)
                 return 1;
@@ -335,6 +414,12 @@ int graph_reaches(struct graph *g, uint32_t a, uint32_t b)
     size_t slot;
     if (a == b || g->topo_pos[a] >= g->topo_pos[b])
         return 0;
+    if (g->stamp == NULL) {
+        g->stamp = calloc((size_t)g->n + 1, sizeof *g->stamp);
+        g->stack = malloc(((size_t)g->n + 1) * sizeof *g->stack);
+        if (g->stamp == NULL || g->stack == NULL)
+            return -1;
+    }
     if ((g->memo.n + 1) * 2 > g->memo.cap && memo_grow(&g->memo) != 0)
         return -1;
     slot = memo_slot(&g->memo, key);

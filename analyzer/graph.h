@@ -41,15 +41,21 @@ struct graph {
     int positional;         /* an eager window's graph: node v is the window's v-th record */
     uint32_t n, m;
     struct gnode *nodes;
-    uint32_t *from, *to;            /* the edges */
+    uint32_t *from, *to;            /* the edges (NULL once finished when they were sorted
+                                       by (to, from): pred lists them in that order) */
     uint32_t *pred_off, *pred;      /* direct predecessors (CSR) */
     uint32_t *topo, *topo_pos, n_topo;
-    struct tp_range { uint32_t beg, end; } *tpr;    /* per node, a range of tp: */
-    uint32_t *tp;                   /* timed predecessors of every node (collapsed) */
-    uint32_t *by_id;                /* nodes with an id, sorted by node_id */
+    uint32_t *tp_off, *tp;          /* timed predecessors of every node (collapsed, CSR) */
+    int tp_shared;                  /* they are pred_off and pred (all nodes timed) */
+    uint32_t *by_id;                /* nodes with an id, sorted by node_id (NULL: none) */
     uint32_t n_by_id, n_timed;
     struct pair_memo memo;
-    uint32_t *stamp, *stack, gen;
+    uint32_t *stamp, *stack, gen;   /* the searches' (made when needed) */
+};
+
+/* The edges in their order, whether kept as such or only as predecessor lists. */
+struct edge_iter {
+    uint32_t e, v;
 };
 
 struct graphset {
@@ -76,5 +82,9 @@ void graph_free(struct graph *g);
 long graph_find_node(const struct graph *g, uint64_t node_id);
 /* 1 when a path a -> b exists (a != b), 0 when not, -1 out of memory. */
 int graph_reaches(struct graph *g, uint32_t a, uint32_t b);
+/* The searches' memory (and memo) given back; the next query makes it again. */
+void graph_release_search(struct graph *g);
+/* The next edge (it starts zeroed): 1, or 0 after the last. */
+int graph_next_edge(const struct graph *g, struct edge_iter *it, uint32_t *from, uint32_t *to);
 
 #endif

@@ -7,7 +7,7 @@
  * long per call between two timed ones, at the time interpolated by correlation
  * between those two.  Calls are asked for in increasing correlation, so one pass over
  * the two sequences of timed calls, each sorted by correlation, serves them all; the
- * API records are the caller's sorted copy, not copied again. */
+ * API records are the trace's, sorted by the caller, not copied. */
 #include "host_clock.h"
 
 #include <stdlib.h>

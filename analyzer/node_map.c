@@ -103,14 +103,14 @@ static int gmap_init(struct gmap *m, const struct graphset *gs, const struct gra
     for (uint32_t k = 0; k < g->n_topo; k++) {        /* ancestors' shape */
         uint32_t v = g->topo[k];
         uint64_t h = m->key[v];
-        for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++)
+        for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++)
             h += mix(up[g->tp[i]] + 1);
         up[v] = mix(h);
     }
     for (uint32_t k = g->n_topo; k-- > 0;) {          /* descendants' shape */
         uint32_t v = g->topo[k];
         down[v] = mix(down[v] + m->key[v]);
-        for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++)
+        for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++)
             down[g->tp[i]] += mix(down[v] + 7);
     }
     for (uint32_t v = 0; v < g->n; v++)
@@ -184,7 +184,7 @@ static int ready(const struct walk_state *w, uint32_t v, const struct kev *k, in
 {
     const struct graph *g = w->m->g;
     *same_stream = 0;
-    for (uint32_t i = g->tpr[v].beg; i < g->tpr[v].end; i++) {
+    for (uint32_t i = g->tp_off[v]; i < g->tp_off[v + 1]; i++) {
         int32_t pr = w->node_rec[g->tp[i]];
         const struct kev *p;
         if (pr < 0)

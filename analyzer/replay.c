@@ -55,16 +55,16 @@ static struct sort_rec *sorted_records(struct analysis *a)
     return s;
 }
 
-/* Runs of equal (k1, k2) become replays (runs of one record only with graph keys). */
+/* Runs of equal (k1, k2) become replays (runs of one record only with graph keys);
+ * order keeps only their records. */
 static int cut_replays(struct analysis *a, const struct sort_rec *s)
 {
-    size_t n = a->n_order, i = 0;
+    size_t n = a->n_order, i = 0, kept = 0;
+    void *fit;
     a->order = malloc((n + 1) * sizeof *a->order);
     a->replays = malloc((n + 1) * sizeof *a->replays);
     if (a->order == NULL || a->replays == NULL)
         return -1;
-    for (size_t k = 0; k < n; k++)
-        a->order[k] = s[k].idx;
     while (i < n) {
         size_t j = i + 1;
         while (j < n && s[j].k1 == s[i].k1 && s[j].k2 == s[i].k2)
@@ -73,14 +73,21 @@ static int cut_replays(struct analysis *a, const struct sort_rec *s)
             struct replay *r = &a->replays[a->n_replays++];
             memset(r, 0, sizeof *r);
             r->corr = s[i].k2;
-            r->first = (uint32_t)i;
+            r->first = (uint32_t)kept;
             r->count = (uint32_t)(j - i);
             r->t0 = s[i].ts;
+            for (size_t k = i; k < j; k++)
+                a->order[kept++] = s[k].idx;
             for (size_t k = i; k < j && !a->by_graph; k++)
                 a->t->ev[s[k].idx].flags |= KEV_GROUPED;
         }
         i = j;
     }
+    a->n_order = kept;
+    if ((fit = realloc(a->order, (kept + 1) * sizeof *a->order)) != NULL)
+        a->order = fit;
+    if ((fit = realloc(a->replays, (a->n_replays + 1) * sizeof *a->replays)) != NULL)
+        a->replays = fit;
     return 0;
 }
 

@@ -37,6 +37,7 @@ static void dot_graph(struct out *o, const struct analysis *a, size_t gi, const 
                       const struct group *grp)
 {
     unsigned char *waited = calloc((size_t)g->n + 1, 1);
+    uint32_t from, to;
     char title[600];
     graph_title(title, sizeof title, g, grp);
     out_printf(o, "  subgraph cluster_%zu {\n    label=", gi);
@@ -46,8 +47,8 @@ static void dot_graph(struct out *o, const struct analysis *a, size_t gi, const 
         waited[grp->pairs[k].b_node] = 1;
     for (uint32_t v = 0; v < g->n; v++)
         dot_node(o, a, gi, g, v, waited);
-    for (uint32_t e = 0; e < g->m; e++)
-        out_printf(o, "    g%zu_n%u -> g%zu_n%u;\n", gi, g->from[e], gi, g->to[e]);
+    for (struct edge_iter it = { 0, 0 }; graph_next_edge(g, &it, &from, &to);)
+        out_printf(o, "    g%zu_n%u -> g%zu_n%u;\n", gi, from, gi, to);
     for (size_t k = 0; grp && k < grp->n_pairs; k++)
         dot_false_edge(o, gi, grp, &grp->pairs[k]);
     out_printf(o, "  }\n");

@@ -116,6 +116,7 @@ static int svg_graph(struct out *o, const struct analysis *a, const struct graph
 {
     unsigned char *waited = calloc((size_t)g->n + 1, 1);
     struct layout l;
+    uint32_t from, to;
     char title[600];
     int h;
     graph_title(title, sizeof title, g, grp);
@@ -133,8 +134,9 @@ static int svg_graph(struct out *o, const struct analysis *a, const struct graph
                    "</text>\n", MARGIN, top + TITLE_H + 10, g->n);
     for (size_t k = 0; grp && k < grp->n_pairs; k++)
         waited[grp->pairs[k].b_node] = 1;
-    for (uint32_t e = 0; g->n <= SVG_MAX_NODES && e < g->m; e++)
-        svg_edge(o, &l, g->from[e], g->to[e], top);
+    for (struct edge_iter it = { 0, 0 };
+         g->n <= SVG_MAX_NODES && graph_next_edge(g, &it, &from, &to);)
+        svg_edge(o, &l, from, to, top);
     for (uint32_t v = 0; g->n <= SVG_MAX_NODES && v < g->n; v++)
         svg_node(o, a, g, &l, v, top, waited[v]);
     for (size_t k = 0; grp && g->n <= SVG_MAX_NODES && k < grp->n_pairs; k++)

@@ -24,6 +24,7 @@ enum kev_flag {
 /* From a graph launch: graph keys, or a launch group's record. */
 #define KEV_LAUNCHED (KEV_GRAPH | KEV_GROUPED)
 
+/* One per GPU record, the bulk of the analyzer's memory: keep it small. */
 struct kev {
     int64_t ts, dur;        /* nanoseconds */
     uint64_t graph_id;      /* exec graph id */
@@ -32,7 +33,6 @@ struct kev {
     int32_t device, channel;
     uint32_t name;          /* strtab ids */
     uint32_t pid, tid;      /* raw: '#' + number text, or '"' + string */
-    uint32_t chtype;        /* channel type as written (0: none) */
     uint8_t flags, kind;
 };
 
@@ -83,7 +83,7 @@ struct trace {
     size_t n_ord, cap_ord;
     struct stream_info *sinfo;
     size_t n_sinfo, cap_sinfo;
-    struct api_call *api;
+    struct api_call *api;       /* sorted by correlation by the eager pass (eager.c) */
     size_t n_api, cap_api;
     uint64_t events;            /* every event read */
     uint64_t bytes, raw_bytes;  /* decompressed bytes, bytes of the file */

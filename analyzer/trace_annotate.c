@@ -68,7 +68,7 @@ static void true_flows(struct flows *f, const struct replay *r, const struct gra
             node_rec[v] = (int32_t)a->order[r->first + i];
     }
     for (uint32_t v = 0; v < g->n; v++)
-        for (uint32_t k = g->tpr[v].beg; node_rec[v] >= 0 && k < g->tpr[v].end; k++)
+        for (uint32_t k = g->tp_off[v]; node_rec[v] >= 0 && k < g->tp_off[v + 1]; k++)
             if (node_rec[g->tp[k]] >= 0)
                 flow(f, CAT_TRUE, (uint32_t)node_rec[g->tp[k]], (uint32_t)node_rec[v]);
     for (uint32_t i = 0; i < r->count; i++) {

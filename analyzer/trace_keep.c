@@ -211,7 +211,8 @@ static void keep_gpu(struct trace *t, struct js *j, struct event_fields *s, uint
     k->name = intern(t, j, s->name[0] ? s->name : s->arg_name);
     k->pid = intern(t, j, s->pid);
     k->tid = intern(t, j, s->tid);
-    k->chtype = s->chtype[0] ? intern(t, j, s->chtype) : 0;
+    if (s->chtype[0])           /* not kept, but interned: the reports' shape hashes are */
+        intern(t, j, s->chtype);    /* made from string ids, which must not move */
     settle_ids(k);
     count_keys(t, k);
     *(struct kev *)append(j, &t->ev, &t->n, &t->cap, sizeof *t->ev) = *k;
