@@ -31,10 +31,7 @@ setup() {
     [ -x "$AN" ] || skip "build/autograph-analyze not built (zlib1g-dev missing?)"
 }
 
-# json_get FILE PYTHON_EXPR: evaluate an expression over the JSON document `r`
-json_get() {
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
+load analyzer_helpers.bash
 
 # an_ok ARGS...: the analyzer, which must exit 0 or 3 (decided, or not all of it)
 an_ok() {

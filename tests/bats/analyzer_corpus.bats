@@ -24,10 +24,7 @@ setup() {
     [ -x "$AN" ] || skip "build/autograph-analyze not built (zlib1g-dev missing?)"
 }
 
-# json_get FILE PYTHON_EXPR: evaluate an expression over the JSON document `r`
-json_get() {
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
+load analyzer_helpers.bash
 
 # report NAME: the analyzer's JSON report of NAME_c1.json.gz in $BATS_TEST_TMPDIR/NAME.json
 report() {
@@ -59,18 +56,28 @@ report() {
     [ "$status" -eq 0 ]
 }
 
+# eager_false NAME RECORDS PER_STREAM STREAMS_CHECK: the eager window of RECORDS records in
+# NAME's report has 5 replays with 7 false dependencies each, exactly the pairs
+# (PER_STREAM * b - 1, PER_STREAM * b), an estimate below 0.4x the span in the timed
+# iterations, and submission times from the host (the traces have no API records).
+eager_false() {
+    local j="$BATS_TEST_TMPDIR/$1.json" n=$3
+    local g="[g for g in r[\"groups\"] if g.get(\"eager_window\", {}).get(\"records\") == $2][0]"
+    report "$1"
+    [ "$(json_get "$j" "$g[\"replay_count\"], [sum(s[\"class\"] == \"false\" for s in x[\"serializations\"]) for x in $g[\"replays\"]]")" = "(5, [7, 7, 7, 7, 7])" ]
+    [ "$(json_get "$j" "sorted((p[\"from_node\"], p[\"to_node\"]) for p in $g[\"false_dependencies\"]) == [($n * b - 1, $n * b) for b in range(1, 8)]")" = True ]
+    [ "$(json_get "$j" "all(x[\"estimated_span_us\"] < 0.4 * x[\"span_us\"] for x in $g[\"replays\"][2:])")" = True ]
+    [ "$(json_get "$j" 'r["eager_windows"]["submission"]["api_records"]')" -eq 0 ]
+    [ "$(json_get "$j" 'r["eager_windows"]["submission"]["host_estimated"]')" -gt 0 ]
+    [ "$(json_get "$j" "$g[\"eager_window\"][\"streams\"]")" -eq 8 ]
+}
+
 # The eager C workload: 8 streams of 4 kernels submitted depth first on one hardware
 # queue.  Each stream's first kernel waited behind the previous stream's last: 7 false
 # per iteration, the pairs (4b - 1, 4b), and the estimate without them is far below
 # the observed span (the branches ran one after the other).
 @test "analyzer corpus: eager C streams, 1 connection: 7 false dependencies per iteration, a large estimated gain" {
-    report eager_c
-    local g='[g for g in r["groups"] if g.get("eager_window", {}).get("records") == 32][0]'
-    [ "$(json_get "$BATS_TEST_TMPDIR/eager_c.json" "$g[\"eager_window\"][\"streams\"], $g[\"replay_count\"], [sum(s[\"class\"] == \"false\" for s in x[\"serializations\"]) for x in $g[\"replays\"]]")" = "(8, 5, [7, 7, 7, 7, 7])" ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/eager_c.json" "sorted((p[\"from_node\"], p[\"to_node\"]) for p in $g[\"false_dependencies\"]) == [(4 * b - 1, 4 * b) for b in range(1, 8)]")" = True ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/eager_c.json" "all(x[\"estimated_span_us\"] < 0.4 * x[\"span_us\"] for x in $g[\"replays\"][2:])")" = True ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/eager_c.json" 'r["eager_windows"]["submission"]["api_records"]')" -eq 0 ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/eager_c.json" 'r["eager_windows"]["submission"]["host_estimated"]')" -gt 0 ]
+    eager_false eager_c 32 4
 }
 
 # PyTorch: 8 streams submitted one after the other on one hardware queue.  Each
@@ -78,14 +85,7 @@ report() {
 # iteration, the pairs (8b - 1, 8b) (4 sleeps and an add a stream, with their
 # records), and the estimate without them is far below the observed span.
 @test "analyzer corpus: PyTorch streams, 1 connection: 7 false dependencies per iteration, a large estimated gain" {
-    report torch
-    local g='[g for g in r["groups"] if g.get("eager_window", {}).get("records") == 64][0]'
-    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" "$g[\"replay_count\"], [sum(s[\"class\"] == \"false\" for s in x[\"serializations\"]) for x in $g[\"replays\"]]")" = "(5, [7, 7, 7, 7, 7])" ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" "sorted((p[\"from_node\"], p[\"to_node\"]) for p in $g[\"false_dependencies\"]) == [(8 * b - 1, 8 * b) for b in range(1, 8)]")" = True ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" "all(x[\"estimated_span_us\"] < 0.4 * x[\"span_us\"] for x in $g[\"replays\"][2:])")" = True ]
-    # no API records: every iteration's records have host-estimated submission times
-    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" 'r["eager_windows"]["submission"]["api_records"]')" -eq 0 ]
-    [ "$(json_get "$BATS_TEST_TMPDIR/torch.json" 'r["eager_windows"]["submission"]["host_estimated"]')" -gt 0 ]
+    eager_false torch 64 8
 }
 
 # The graph's branches ran side by side on one channel: its file (the one the shim
