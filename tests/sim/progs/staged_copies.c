@@ -65,7 +65,7 @@ static void async_iteration(int it)
     add(&x);
     CK(cuMemcpyDtoHAsync(&x0, x, sizeof x0, s));
     CK(cuMemcpyDtoHAsync(&y0, y, sizeof y0, s));
-    host_sum += x0 * 3 + y0;             /* done at the return: no synchronization */
+    host_sum += (long long)x0 * 3 + y0;  /* done at the return: no synchronization */
 }
 
 static void sync_iteration(int it, int *pinned)
@@ -81,7 +81,7 @@ static void sync_iteration(int it, int *pinned)
     add(&z);
     CK(cuMemcpyDtoH(pinned, y, 4 * sizeof(int)));
     CK(cuMemcpyDtoH(&z0, z, sizeof z0));
-    host_sum += pinned[0] + pinned[3] * 2 + z0 * 5;
+    host_sum += (long long)pinned[0] + (long long)pinned[3] * 2 + (long long)z0 * 5;
     if (it % 4 == 3)
         CK(cuCtxSynchronize());
 }
