@@ -104,8 +104,10 @@ void ag_intercept_before(int entry, uintptr_t arg0)
     if (ag_call_policy[entry] & AG_POLICY_CAPTURE_BEGIN)
         (void)engine_wanted();          /* started first: it must count this capture */
     ag_engine_before(entry, arg0);      /* its lock collects a chunk launch handed off */
-    if (reason != AG_FLUSH_MODULE)      /* anything that can see a stream: */
+    if (reason != AG_FLUSH_MODULE) {    /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
+        ag_stage_fence();               /* what was held went out: staged slots fenced */
+    }
     ag_record_context_may_change();     /* the next window asks the driver again */
     if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS)) {
         ag_smem_limits_forget();        /* a function's handle may come back */
@@ -113,8 +115,6 @@ void ag_intercept_before(int entry, uintptr_t arg0)
     }
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
-    if (reason != AG_FLUSH_MODULE)      /* what the engine held is issued and joined: */
-        ag_stage_fence();               /* staged copies' slots get their fences */
 }
 
 /* Errors after which the context is unusable (a kernel faulted, ...): every later

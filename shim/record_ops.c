@@ -256,18 +256,21 @@ static int async_twin(int entry)
     }
 }
 
-/* A full recording's host side of a copy (record_stage.h): a pageable source, and every
- * synchronous copy's host source, is snapshot into the staging ring; a pageable
- * destination gets a slot and the call owes a wait and the copy back; a synchronous
- * copy into pinned memory owes the wait.  NULL, or why the copy cannot be held. */
+/* A full recording's host side of a copy with one side on the device (record_stage.h):
+ * a pageable source, and every synchronous copy's host source, is snapshot into the
+ * staging ring; a pageable destination gets a slot and the call owes a wait and the
+ * copy back; a synchronous copy into pinned memory owes the wait.  Nothing is staged
+ * while the engine would not take the op (the program captures, or autograph_disable):
+ * it is not recorded then, so that it can never be held with the program's pointer.
+ * NULL, or why the copy cannot be held. */
 static const char *stage_host_side(const struct ag_op *op, const struct ag_copy_shape *cs,
                                    struct ag_copy_args *ca, int sync)
 {
     const char *why = NULL;
     int from_host = cs->src_type != CU_MEMORYTYPE_DEVICE;
     int to_host = cs->dst_type != CU_MEMORYTYPE_DEVICE;
-    if (from_host && to_host)
-        return "a copy between two host buffers, one of them pageable or synchronous";
+    if (!ag_engine_takes_ops())
+        return "a copy that needs staging while the engine steps aside";
     if (sync && (managed_memory(ca->dst) || managed_memory(ca->src)))
         return "a synchronous copy of managed memory";
     if (from_host && (cs->src_type == 0 || sync))
@@ -288,20 +291,19 @@ static int record_copy_as(struct ag_op *op, int entry, uintptr_t dst, uintptr_t 
     struct ag_copy_args ca = { .dst = dst, .src = src };
     unsigned char *buf;
     const char *why;
+    int staged;
     ag_rec_op_init(op, AG_OP_MEMCPY, entry, stream);
     cs.dst_type = memory_type(dst);
     cs.src_type = memory_type(src);
     buf = ag_rec_scratch(sizeof cs + sizeof ca);
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
-    if (op->light) {
-        if (cs.dst_type != CU_MEMORYTYPE_DEVICE && cs.src_type != CU_MEMORYTYPE_DEVICE &&
-            (cs.dst_type == 0 || cs.src_type == 0))
-            return ag_rec_reject(op, "a copy between host buffers, one of them pageable");
-    } else if ((sync || cs.dst_type == 0 || cs.src_type == 0) && ag_engine_takes_ops() &&
-               (why = stage_host_side(op, &cs, &ca, sync)) != NULL) {
+    staged = sync || cs.dst_type == 0 || cs.src_type == 0;
+    if (staged && cs.dst_type != CU_MEMORYTYPE_DEVICE && cs.src_type != CU_MEMORYTYPE_DEVICE)
+        return ag_rec_reject(op, "a copy between two host buffers, one of them pageable or "
+                                 "synchronous");
+    if (staged && !op->light && (why = stage_host_side(op, &cs, &ca, sync)) != NULL)
         return ag_rec_reject(op, why);
-    }
     memcpy(buf, &cs, sizeof cs);
     memcpy(buf + sizeof cs, &ca, sizeof ca);
     ag_rec_op_finish(op, buf, sizeof cs, sizeof ca);
