@@ -497,6 +497,9 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
         memcpy(&a, op->args, sizeof a);
         p.dst = a.dst;
         p.value = a.value;
+        p.width = a.count;               /* one row */
+        if (p.pitch && p.pitch < a.count * p.elementSize)
+            p.pitch = a.count * p.elementSize;
         return set((CUgraphExec)exec, n->node, &p, n->ctx);
     } else {
         DRIVER(set, cuGraphExecMemcpyNodeSetParams);
@@ -507,6 +510,11 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
         p.dstHost = (void *)(uintptr_t)a.dst;
         p.srcDevice = a.src;
         p.srcHost = (const void *)(uintptr_t)a.src;
+        p.WidthInBytes = a.bytes;        /* one row */
+        if (p.srcPitch && p.srcPitch < a.bytes)
+            p.srcPitch = a.bytes;
+        if (p.dstPitch && p.dstPitch < a.bytes)
+            p.dstPitch = a.bytes;
         return set((CUgraphExec)exec, n->node, &p, n->ctx);
     }
 }

@@ -53,15 +53,14 @@ static CUresult issue_memset(const struct ag_op *op, CUstream stream)
     void *fn = ag_real_fn(op->entry);
     memcpy(&ma, op->args, sizeof ma);
     switch (ms->elem) {
-    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma.dst, (unsigned char)ma.value, ms->count, stream);
-    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma.dst, (unsigned short)ma.value, ms->count, stream);
-    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma.dst, ma.value, ms->count, stream);
+    case 1: return ((__typeof__(&cuMemsetD8Async))fn)(ma.dst, (unsigned char)ma.value, ma.count, stream);
+    case 2: return ((__typeof__(&cuMemsetD16Async))fn)(ma.dst, (unsigned short)ma.value, ma.count, stream);
+    default: return ((__typeof__(&cuMemsetD32Async))fn)(ma.dst, ma.value, ma.count, stream);
     }
 }
 
 static CUresult issue_copy(const struct ag_op *op, CUstream stream)
 {
-    const struct ag_copy_shape *cs = (const void *)op->shape;
     struct ag_copy_args ca;               /* copied: a chunk packs args unaligned */
     void *fn = ag_real_fn(op->entry);
     memcpy(&ca, op->args, sizeof ca);
@@ -69,13 +68,13 @@ static CUresult issue_copy(const struct ag_op *op, CUstream stream)
     case AG_EP_cuMemcpyHtoDAsync_v2:
     case AG_EP_cuMemcpyHtoDAsync_v2_ptsz:
         return ((__typeof__(&cuMemcpyHtoDAsync))fn)(ca.dst, (const void *)(uintptr_t)ca.src,
-                                                   cs->bytes, stream);
+                                                   ca.bytes, stream);
     case AG_EP_cuMemcpyDtoHAsync_v2:
     case AG_EP_cuMemcpyDtoHAsync_v2_ptsz:
         return ((__typeof__(&cuMemcpyDtoHAsync))fn)((void *)(uintptr_t)ca.dst, ca.src,
-                                                   cs->bytes, stream);
+                                                   ca.bytes, stream);
     default:   /* cuMemcpyAsync and cuMemcpyDtoDAsync share this prototype */
-        return ((__typeof__(&cuMemcpyAsync))fn)(ca.dst, ca.src, cs->bytes, stream);
+        return ((__typeof__(&cuMemcpyAsync))fn)(ca.dst, ca.src, ca.bytes, stream);
     }
 }
 

@@ -177,8 +177,8 @@ void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
 int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
                      size_t count, CUstream stream, unsigned elem_size)
 {
-    struct ag_memset_shape ms = { .count = count, .elem = elem_size };
-    struct ag_memset_args ma = { .dst = dst, .value = value };
+    struct ag_memset_shape ms = { .elem = elem_size };
+    struct ag_memset_args ma = { .dst = dst, .count = count, .value = value };
     unsigned char *buf = ag_rec_scratch(sizeof ms + sizeof ma);
     ag_rec_op_init(op, AG_OP_MEMSET, entry, stream);
     if (buf == NULL)
@@ -274,10 +274,10 @@ static const char *stage_host_side(const struct ag_op *op, const struct ag_copy_
     if (sync && (managed_memory(ca->dst) || managed_memory(ca->src)))
         return "a synchronous copy of managed memory";
     if (from_host && (cs->src_type == 0 || sync))
-        ca->src = ag_stage_in((const void *)(uintptr_t)ca->src, cs->bytes, op->stream,
+        ca->src = ag_stage_in((const void *)(uintptr_t)ca->src, ca->bytes, op->stream,
                               op->ctx, &why);
     else if (to_host && cs->dst_type == 0)
-        ca->dst = ag_stage_out((void *)(uintptr_t)ca->dst, cs->bytes, op->stream, op->ctx,
+        ca->dst = ag_stage_out((void *)(uintptr_t)ca->dst, ca->bytes, op->stream, op->ctx,
                                &why);
     else if (to_host && sync)
         ag_stage_owe_wait(op->stream);
@@ -287,8 +287,8 @@ static const char *stage_host_side(const struct ag_op *op, const struct ag_copy_
 static int record_copy_as(struct ag_op *op, int entry, uintptr_t dst, uintptr_t src,
                           size_t bytes, CUstream stream, int sync)
 {
-    struct ag_copy_shape cs = { .bytes = bytes };
-    struct ag_copy_args ca = { .dst = dst, .src = src };
+    struct ag_copy_shape cs = { 0 };
+    struct ag_copy_args ca = { .dst = dst, .src = src, .bytes = bytes };
     unsigned char *buf;
     const char *why;
     int staged;

@@ -109,10 +109,13 @@ static inline struct ag_kernel_dims ag_kernel_dims_of(const unsigned char *args)
 }
 enum { AG_FORM_PARAMS, AG_FORM_EXTRA };
 struct ag_attr_record { uint32_t id, pad; unsigned char value[sizeof(CUlaunchAttributeValue)]; };
-struct ag_memset_shape { uint64_t count; uint32_t elem, pad; };
-struct ag_memset_args { uint64_t dst; uint32_t value, pad; };
-struct ag_copy_shape { uint64_t bytes; uint32_t dst_type, src_type; };
-struct ag_copy_args { uint64_t dst, src; };
+/* A memset's and a copy's size are arguments, like a kernel's launch size: a replay
+ * patches them (cuGraphExecMemsetNodeSetParams and cuGraphExecMemcpyNodeSetParams take
+ * another width; tests/gpu/rules_prog.cu tries it on the GPU). */
+struct ag_memset_shape { uint32_t elem, pad; };
+struct ag_memset_args { uint64_t dst, count; uint32_t value, pad; };
+struct ag_copy_shape { uint32_t dst_type, src_type; };
+struct ag_copy_args { uint64_t dst, src, bytes; };
 
 /* Functions of the driver that are not wrapped entry points, resolved by name
  * through the real cuGetProcAddress (for this header's CUDA version). */

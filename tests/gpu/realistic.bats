@@ -117,6 +117,11 @@ rl_share_at_least() {
     rl_share_at_least 80
 }
 
+@test "realistic: decode loop with a memset and copies whose sizes grow every token: same tokens, sizes patched, graphed" {
+    rl_pair decode-grow "$AG_BIN/decode_static" --memset-grow --memcpy-grow || return 1
+    rl_share_at_least 80
+}
+
 @test "realistic: decode loop reading each token back: same tokens, graphed" {
     rl_pair decode-sync "$AG_BIN/decode_static" --sync-every 1 || return 1
     rl_share_at_least 80

@@ -12,7 +12,8 @@
  * a synchronisation (stream, context or event), with perturbations picked by the
  * seed: scalars that change every iteration, ping-pong pointers, kernels whose grid
  * changes every iteration (one in 8: a decoder's attention as its cache grows; the
- * kernels' work depends on the grid), an occasional
+ * kernels' work depends on the grid), memsets and copies whose size halves every
+ * other iteration (one in 3: those whose element count is a multiple of 3), an occasional
  * iteration of a different shape (missing or extra op, other grid), iterations
  * without a sync, long runs without any sync, host checks (synchronous copies),
  * host-side rewrites of pinned inputs, host functions, queries and allocations in
@@ -551,6 +552,13 @@ static void emit_kernel(fuzz *f, const op *o, int regrid)
     access_after(f, s, b1, b0);
 }
 
+/* The element count of a memset or copy this iteration: one in 3 halve theirs every
+ * other iteration (a size the engine patches, as it does launch sizes). */
+static size_t op_count(const fuzz *f, const op *o)
+{
+    return o->count % 3 == 0 && f->iter % 2 ? (o->count + 1) / 2 : o->count;
+}
+
 static void emit_memset(fuzz *f, const op *o)
 {
     int s = o->stream;
@@ -558,12 +566,13 @@ static void emit_memset(fuzz *f, const op *o)
     uint32_t v = o->value + (o->vary ? (uint32_t)f->iter : 0);
     CUdeviceptr p = f->dev[o->buf[0]] + o->doff * 4;
     order_before(f, s, -1, o->buf[0]);
+    size_t count = op_count(f, o);
     if (o->elem == 1)
-        CK(cuMemsetD8Async(p, (unsigned char)v, o->count * 4, h));
+        CK(cuMemsetD8Async(p, (unsigned char)v, count * 4, h));
     else if (o->elem == 2)
-        CK(cuMemsetD16Async(p, (unsigned short)v, o->count * 2, h));
+        CK(cuMemsetD16Async(p, (unsigned short)v, count * 2, h));
     else
-        CK(cuMemsetD32Async(p, v, o->count, h));
+        CK(cuMemsetD32Async(p, v, count, h));
     access_after(f, s, -1, o->buf[0]);
 }
 
@@ -572,7 +581,7 @@ static void emit_copy(fuzz *f, const op *o)
     int s = o->stream;
     CUstream h = handle(f, s, o->legacy_alias);
     CUdeviceptr d = bufptr(f, o->buf[0]) + o->doff * 4, src = bufptr(f, o->buf[1]) + o->soff * 4;
-    size_t bytes = o->count * 4;
+    size_t bytes = op_count(f, o) * 4;
     order_before(f, s, o->buf[1], o->buf[0]);
     if (o->generic)
         CK(cuMemcpyAsync(d, src, bytes, h));
