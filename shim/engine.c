@@ -245,10 +245,14 @@ static void judge_window(void)
     uint64_t before = ag_eng.last_hash;
     int varied = 0, attempts, seen;
 
-    ag_successor_note(before, w->hash);
-    if (w->hash != ag_eng.last_hash) {
-        varied = ag_eng.last_hash != 0;
-        ag_eng.last_hash = w->hash;
+    if (w->n >= (size_t)ag_eng.p.min_ops) {
+        /* a window too short to graph (an upload between steps) is no step's
+         * predecessor: the successor rule looks through it */
+        ag_successor_note(before, w->hash);
+        if (w->hash != ag_eng.last_hash) {
+            varied = ag_eng.last_hash != 0;
+            ag_eng.last_hash = w->hash;
+        }
     }
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {

@@ -205,12 +205,15 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     double launch_wait_us;      /* program's threads waiting for the launcher thread */
 };
 
+#define AG_SKIM_RECENT 16       /* skimmed windows a repeat is looked for among */
 struct ag_skim {
     int on;                     /* skimming: ops are only fingerprinted */
     uint64_t fingerprint;       /* of the current window's skimmed ops */
     unsigned long ops;          /* skimmed ops in the current window */
-    uint64_t last_fingerprint;  /* the last skimmed window's (at a flush point) */
-    unsigned long last_ops;
+    uint64_t recent_fingerprint[AG_SKIM_RECENT];   /* the last skimmed windows' (at
+                                 * flush points), and their op counts */
+    unsigned long recent_ops[AG_SKIM_RECENT];
+    unsigned recent_next;
     unsigned long streak;       /* skimmed windows since skimming started */
     int futile;                 /* started for futile shapes (match_futile.c): a window
                                  * longer than any of them stops it */

@@ -11,7 +11,9 @@
  * after the start filter said "no".
  *
  * Skimming stops (recording goes back to full; engine.c builds the graph a warm-up
- * later) when a skimmed window's fingerprint and op count equal the one before,
+ * later) when a skimmed window's fingerprint and op count equal one of the last
+ * AG_SKIM_RECENT skimmed windows' (a cycle of shapes repeats too: an inference loop
+ * whose batch size cycles through 8 values, futile uploads between its steps),
  * when an op takes the locked path (it could start a template, or is not
  * recordable light), and after SKIM_RUN_MAX ops with no window end (a program that
  * rarely synchronizes: light recording's period detector looks again).  Every
@@ -133,8 +135,17 @@ void ag_skim_stop(const char *why)
     ag_explain(0, -5, "skimming stopped: %s", why);
 }
 
+/* Whether the skimmed window's fingerprint and op count are one of the last ones'. */
+static int seen_lately(const struct ag_skim *k)
+{
+    for (int i = 0; i < AG_SKIM_RECENT; i++)
+        if (k->recent_ops[i] == k->ops && k->recent_fingerprint[i] == k->fingerprint)
+            return 1;
+    return 0;
+}
+
 /* A window ended (engine.c): its skimmed ops, if any, are compared with the last
- * skimmed window's at a flush point.  alone: no op of it was recorded.  A window of a
+ * skimmed windows' at a flush point.  alone: no op of it was recorded.  A window of a
  * futile shape (match_futile.c) keeps skimming and is not "the one before": a
  * graphable window interleaved with futile ones is still seen to repeat. */
 void ag_skim_window_end(enum ag_flush_reason reason, int alone)
@@ -159,13 +170,16 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone)
         }
         return;
     }
-    repeated = judge && k->fingerprint == k->last_fingerprint && k->ops == k->last_ops;
-    k->last_fingerprint = judge ? k->fingerprint : 0;
-    k->last_ops = judge ? k->ops : 0;
+    repeated = judge && seen_lately(k);
+    if (judge) {
+        k->recent_fingerprint[k->recent_next] = k->fingerprint;
+        k->recent_ops[k->recent_next] = k->ops;
+        k->recent_next = (k->recent_next + 1) % AG_SKIM_RECENT;
+    }
     k->fingerprint = 0;
     k->ops = 0;
     if (repeated) {
-        ag_skim_stop("a skimmed window repeated the one before: recording in full");
+        ag_skim_stop("a skimmed window repeated a recent one: recording in full");
         ag_light_stop();
         ag_futile_hold_off();
     } else if (k->on && ++k->streak % SKIM_PROBE == 0) {

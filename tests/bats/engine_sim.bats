@@ -839,3 +839,18 @@ staged() {
     grep 'chunks growing' "$tmp/shim.err"
     grep -q 'graph 1: 56 ops, .*chunks growing: 54 2$' "$tmp/shim.err"
 }
+
+# record_skim.c: skimming stops when a window repeats one of the last 16 skimmed, not
+# only the one before; engine.c: a window too short to graph is no step's predecessor,
+# so the successor rule picks each shape's template: a cycle of 8 shapes between
+# futile one-op windows gets graphed.
+@test "cycle_shapes: a cycle of 8 window shapes between futile one-op windows is not skimmed for ever, each replay starts with its own template: same sums, graphed" {
+    [ -x build/sim/progs/cycle_shapes ] || skip "cycle_shapes not built (make sim)"
+    sim_run plain cycle_shapes -- 400
+    sim_run shim cycle_shapes LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 400
+    same plain shim "cycle_shapes 400" || return 1
+    load shim
+    echo "templates=${S[templates]} replays=${S[replays]} mismatches=${S[mismatches]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
+    want launches_graphed -ge 5600         # of 6400 (0 before both changes)
+    want mismatches -le 80
+}

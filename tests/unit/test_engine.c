@@ -306,9 +306,11 @@ static void test_skimming(void)
     }
     CHECK(ag_eng.s.skimmed_windows == 39 && ag_eng.s.skimmed_ops == 39 * 6);
     CHECK(ag_eng.s.light_windows == light_before + 1 && builds == 0 && same_order());
-    for (int it = 0; it < 6; it++) {          /* one window repeating */
+    for (int it = 0; it < 6; it++) {          /* one window repeating (functions are one
+                                               * byte: none of the 16 windows before has
+                                               * these) */
         for (int k = 0; k < 6; k++)
-            submit(k, (uint64_t)k);
+            submit(200 + k, (uint64_t)k);
         sync_point();
     }
     /* skimmed, skimmed (repeat: full), full, full: built, replayed twice */
@@ -321,7 +323,7 @@ static void test_skimming(void)
     CHECK(ag_eng.s.skimmed_windows > 41);
     full_after_light = 0;
     for (int k = 0; k < 6; k++)                /* the template's first op ends skimming */
-        submit(k, (uint64_t)k);
+        submit(200 + k, (uint64_t)k);
     sync_point();
     CHECK(full_after_light == 1 && launches == 3 && same_order());
     ag_eng.p.skim_after = 0;
