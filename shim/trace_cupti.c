@@ -101,6 +101,7 @@ static pid_t trace_pid;
 static int tracing, finished;
 static const char *api_names[2][API_NAMES];     /* [runtime][cbid] */
 static unsigned char api_on[2][API_NAMES];
+static unsigned char api_kind_on[2];             /* [runtime]: its API kind enabled */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
 
@@ -195,8 +196,9 @@ static const char *api_name(int runtime, uint32_t cbid)
     return cbid < API_NAMES ? api_names[runtime != 0][cbid] : NULL;
 }
 
-/* The API records of the calls that submit GPU work, in one domain (runtime: 1);
- * how many were enabled. */
+/* The API records of the calls that submit GPU work, in one domain (runtime: 1): the
+ * domain's activity kind is enabled (CUPTI writes no API record without it) and every
+ * other call of the domain filtered out one by one.  How many were enabled. */
 static int enable_apis(int runtime)
 {
     static const char *const prefixes[2][4] = {
@@ -206,15 +208,20 @@ static int enable_apis(int runtime)
     CUpti_CallbackDomain domain = runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
     __typeof__(&cuptiActivityEnableDriverApi) enable =
         runtime ? cupti.enable_runtime_api : cupti.enable_driver_api;
+    CUpti_ActivityKind kind = runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     int n = 0;
-    for (uint32_t cbid = 1; cbid < API_NAMES && cupti.callback_name && enable; cbid++) {
+    if (!cupti.callback_name || !enable || cupti.enable(kind) != CUPTI_SUCCESS)
+        return 0;
+    api_kind_on[runtime] = 1;
+    for (uint32_t cbid = 1; cbid < API_NAMES; cbid++) {
         const char *name = NULL;
+        int wanted = 0;
         if (cupti.callback_name(domain, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
         api_names[runtime][cbid] = name;
         for (size_t i = 0; i < sizeof prefixes[0] / sizeof prefixes[0][0]; i++)
-            if (strncmp(name, prefixes[runtime][i], strlen(prefixes[runtime][i])) == 0)
-                api_on[runtime][cbid] = enable(cbid, 1) == CUPTI_SUCCESS;
+            wanted |= strncmp(name, prefixes[runtime][i], strlen(prefixes[runtime][i])) == 0;
+        api_on[runtime][cbid] = enable(cbid, (uint8_t)wanted) == CUPTI_SUCCESS && wanted;
         n += api_on[runtime][cbid];
     }
     return n;
@@ -247,6 +254,9 @@ static void disable_records(void)
     for (size_t i = 0; i < sizeof order_kinds / sizeof order_kinds[0]; i++)
         if (order_on[i])
             cupti.disable(order_kinds[i].kind);
+    for (int runtime = 0; runtime < 2; runtime++)
+        if (api_kind_on[runtime])
+            cupti.disable(runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER);
     for (uint32_t cbid = 1; cbid < API_NAMES; cbid++) {
         if (api_on[0][cbid])
             cupti.enable_driver_api(cbid, 0);

@@ -253,6 +253,8 @@ ordered() {
     iters=20
     traced plain "" AUTOGRAPH=off       # checks --graph-kernels 0 (nothing graphed)
     [ -z "$(ls "$d/plain.json.graphs" 2>/dev/null)" ]     # no graph: no graph file
+    # API records of the launches (CUPTI writes none unless their kind is enabled)
+    echo "$output" | grep -qE '(^| )api [1-9][0-9]*( |$)'
 }
 
 # ---- eager (AUTOGRAPH=off): the same 16 branches, one eager window per iteration.

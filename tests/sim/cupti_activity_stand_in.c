@@ -13,7 +13,9 @@
  * cuptiActivityEnableAndDump also has the simulator report the contexts and streams
  * that exist.  API records: cuptiGetCallbackName names the simulator's cbids
  * (SIM_CBID_*) as driver calls (cu*) and as runtime calls (cuda*);
- * cuptiActivityEnableDriverApi / EnableRuntimeApi enable them one by one.  They come
+ * as CUPTI does: cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER / _RUNTIME) turns them
+ * on, and cuptiActivityEnableDriverApi / EnableRuntimeApi filter them one by one (a
+ * call turned off gives no record; turning one on without its kind gives none).  They come
  * as driver records, or with SIM_CUPTI_API=runtime as runtime records (a runtime
  * program: CUPTI writes no record for the driver calls a runtime call makes).
  * SIM_CUPTI_REFUSE=<kind>,... : cuptiActivityEnable* refuse those kinds (numbers of
@@ -48,7 +50,7 @@ static struct {
     CUpti_BuffersCallbackCompleteFunc complete;
     uint8_t *buf;
     size_t size, used;
-    unsigned char kinds[64], apis[2][SIM_CBID_COUNT];      /* apis[runtime][cbid] */
+    unsigned char kinds[64], apis_off[2][SIM_CBID_COUNT];  /* [runtime][cbid]: filtered out */
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static size_t dropped;
 
@@ -214,9 +216,9 @@ static CUpti_ActivityKind api_kind(uint32_t cbid)
     int rt = runtime_apis();
     if (cbid >= SIM_CBID_COUNT)
         return 0;
-    if (rt && (st.apis[1][cbid] || st.kinds[CUPTI_ACTIVITY_KIND_RUNTIME]))
+    if (rt && st.kinds[CUPTI_ACTIVITY_KIND_RUNTIME] && !st.apis_off[1][cbid])
         return CUPTI_ACTIVITY_KIND_RUNTIME;
-    return !rt && (st.apis[0][cbid] || st.kinds[CUPTI_ACTIVITY_KIND_DRIVER])
+    return !rt && st.kinds[CUPTI_ACTIVITY_KIND_DRIVER] && !st.apis_off[0][cbid]
                ? CUPTI_ACTIVITY_KIND_DRIVER : 0;
 }
 
@@ -344,7 +346,7 @@ static CUptiResult enable_api(int runtime, CUpti_CallbackId cbid, uint8_t enable
     if (cbid >= SIM_CBID_COUNT || api_names[runtime][cbid] == NULL)
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&st.lock);
-    st.apis[runtime][cbid] = enable != 0;
+    st.apis_off[runtime][cbid] = enable == 0;
     pthread_mutex_unlock(&st.lock);
     return CUPTI_SUCCESS;
 }
