@@ -92,8 +92,10 @@ void ag_replay_mismatch(const char *why)
 {
     struct ag_template *t = ag_eng.r.t;
     ag_replay_abort(why);
-    if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays)
+    if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays) {
         ag_template_retire(t, "its replays keep stopping before its end");
+        ag_backoff_strike();
+    }
 }
 
 static int ensure_pending(const struct ag_template *t)
@@ -225,6 +227,7 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
     }
     t->replays++;
     ag_eng.s.replays++;
+    ag_backoff_replayed(t);
     ag_replay_abort(NULL);
     return AG_HELD;
 }
