@@ -40,6 +40,7 @@
                                 * that only starts like it, would hold and issue ops
                                 * back for nothing; its window is graphed anew */
 #define AG_BACKOFF_STRIKES 4   /* templates retired for their stops before a back-off */
+#define AG_BACKOFF_FEW     4   /* ... each after fewer replays to its end than this */
 #define AG_BACKOFF_PROVEN  16  /* replays to its end that clear the strikes */
 #define AG_BACKOFF_WINDOWS 64u /* judged windows of a first back-off; each doubles */
 #define AG_BACKOFF_LEVELS  6   /* doublings at most */

@@ -8,7 +8,9 @@
  * pays for each build, and each stopped replay holds ops that the GPU could have
  * run, issuing them late.  That is slower than running eagerly.
  *
- * So every template retired for its stops is a strike.  After AG_BACKOFF_STRIKES
+ * So every template retired for its stops that hardly ever reached its end (fewer
+ * than AG_BACKOFF_FEW replays: a window cut at varying places by a full staging ring
+ * graphs much of the time and is no strike) is a strike.  After AG_BACKOFF_STRIKES
  * strikes without a template proving itself in between (AG_BACKOFF_PROVEN replays
  * to its end), the engine backs off: for the next AG_BACKOFF_WINDOWS judged
  * windows, doubling with each back-off up to AG_BACKOFF_LEVELS times, no template

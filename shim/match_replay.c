@@ -93,8 +93,9 @@ void ag_replay_mismatch(const char *why)
     struct ag_template *t = ag_eng.r.t;
     ag_replay_abort(why);
     if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays) {
+        if (t->replays < AG_BACKOFF_FEW)
+            ag_backoff_strike();     /* it hardly ever worked */
         ag_template_retire(t, "its replays keep stopping before its end");
-        ag_backoff_strike();
     }
 }
 
