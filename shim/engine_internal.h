@@ -241,8 +241,9 @@ struct ag_tune {
 /* The window shape that followed a window shape (build_template.c): a replay starts
  * with the template of that shape where several start with the same op. */
 #define AG_SUCCESSORS      64      /* window shapes whose successor is kept (by hash) */
+#define AG_SUCCESSOR_WAYS  4       /* ... in sets of this many, the oldest replaced */
 #define AG_SUCCESSOR_SURE  2       /* times in a row before it is relied on */
-struct ag_successor { uint64_t before, next; unsigned streak; };
+struct ag_successor { uint64_t before, next; unsigned streak; uint32_t noted; };
 
 /* A window shape the engine cannot graph (match_futile.c). */
 #define AG_FUTILE_SIZE     64      /* shapes remembered */
@@ -356,6 +357,7 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_skim k;
     struct ag_backoff {         /* match_backoff.c */
         unsigned strikes, level;
+        unsigned long replayed, stopped;   /* replays to the end, and stopped, since */
         uint32_t until;         /* no template made before `judged` reaches it */
     } backoff;
     unsigned next_thread_id;    /* engine.c: ag_thread_id's last */
@@ -511,6 +513,7 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 /* match_backoff.c */
 void ag_backoff_strike(void);
 void ag_backoff_replayed(const struct ag_template *t);
+void ag_backoff_stopped(void);
 int ag_backoff_active(void);
 
 /* match_futile.c */

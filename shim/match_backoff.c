@@ -12,7 +12,9 @@
  * than AG_BACKOFF_FEW replays: a window cut at varying places by a full staging ring
  * graphs much of the time and is no strike) is a strike.  After AG_BACKOFF_STRIKES
  * strikes without a template proving itself in between (AG_BACKOFF_PROVEN replays
- * to its end), the engine backs off: for the next AG_BACKOFF_WINDOWS judged
+ * to its end), and while replays stop more than four times as often as they reach
+ * their end (counted since the last back-off: a program whose templates mostly work
+ * and that loses a few while it warms up goes on), the engine backs off: for the next AG_BACKOFF_WINDOWS judged
  * windows, doubling with each back-off up to AG_BACKOFF_LEVELS times, no template
  * is built (`skip backoff`) and no period is cut; templates already made keep
  * replaying.  When the interval is over the engine tries again, so a program that
@@ -26,9 +28,9 @@
 void ag_backoff_strike(void)
 {
     struct ag_backoff *b = &ag_eng.backoff;
-    if (++b->strikes < AG_BACKOFF_STRIKES)
-        return;
-    b->strikes = 0;
+    if (++b->strikes < AG_BACKOFF_STRIKES || b->stopped <= 4 * b->replayed)
+        return;                      /* few strikes, or replays mostly reach the end */
+    b->strikes = b->stopped = b->replayed = 0;
     b->until = ag_eng.judged + (AG_BACKOFF_WINDOWS << b->level);
     if (b->level < AG_BACKOFF_LEVELS)
         b->level++;
@@ -40,8 +42,15 @@ void ag_backoff_strike(void)
 /* Template t replayed to its end once more. */
 void ag_backoff_replayed(const struct ag_template *t)
 {
+    ag_eng.backoff.replayed++;
     if (t->replays == AG_BACKOFF_PROVEN)
         ag_eng.backoff.strikes = 0;
+}
+
+/* A replay stopped before its template's end. */
+void ag_backoff_stopped(void)
+{
+    ag_eng.backoff.stopped++;
 }
 
 /* Whether templates are not being made now. */

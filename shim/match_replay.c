@@ -76,6 +76,7 @@ void ag_replay_abort(const char *why)
         ag_issue_held(held_from());
         t->mismatches++;
         ag_eng.s.mismatches++;
+        ag_backoff_stopped();
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }
