@@ -307,6 +307,18 @@ static void end_window(enum ag_flush_reason reason)
     ag_window_reset(&ag_eng.w);
 }
 
+/* A window whose replays never end it (a decode loop that never synchronizes) would
+ * keep every op it held: past AG_WINDOW_MAX ops, the end of a replay ends it, as a
+ * period cut does, once the replay's last chunk is out (its launch reads the window). */
+void ag_window_bound(void)
+{
+    if (ag_eng.w.n < AG_WINDOW_MAX || ag_eng.r.t != NULL)
+        return;
+    ag_launch_collect();
+    if (ag_eng.r.t == NULL)
+        end_window(AG_FLUSH_NONE);
+}
+
 /* After an eager op: a period found in a long run becomes a template, and the window
  * is cut there so that the next op can start replaying it. */
 static void look_for_period(void)

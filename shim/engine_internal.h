@@ -378,6 +378,7 @@ extern struct ag_engine ag_eng;
 
 /* engine.c */
 void ag_stream_gone(uintptr_t stream);
+void ag_window_bound(void);          /* a replay ended: a window too long ends */
 /* Whether work on `stream` is implicitly ordered with the legacy stream's. */
 int ag_stream_syncs_with_legacy(uintptr_t stream);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */

@@ -231,6 +231,7 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
     ag_eng.s.replays++;
     ag_backoff_replayed(t);
     ag_replay_abort(NULL);
+    ag_window_bound();
     return AG_HELD;
 }
 

@@ -856,3 +856,37 @@ staged() {
                                            # one of the 8 shapes to a collision)
     want mismatches -le 80
 }
+
+# decode_long TAG TOKENS SYNC_EVERY: a run with the shim; its peak memory into HWM
+decode_long() {
+    sim_run "$1" decode_long LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$1.summary" \
+        -- "$2" "$3"
+    HWM=$(awk '/^vm_hwm_kb/ { print $2 }' "$tmp/$1.err")
+    echo "$1: $2 tokens, sync every $3: peak ${HWM} kB"
+}
+
+@test "decode_long: a decode loop whose sizes grow, synchronized every token: one template, memory flat from 1000 to 10000 tokens: same sums" {
+    [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
+    sim_run plain decode_long -- 10000 1
+    decode_long short 1000 1
+    local short=$HWM
+    decode_long shim 10000 1
+    same plain shim "decode_long 10000 1" || return 1
+    load shim
+    want templates -le 2
+    want evicted -eq 0
+    want launches_graphed -ge 49000        # of 50000
+    [ "$HWM" -le $((short + 1024)) ] || { echo "FAIL: peak grew from $short to $HWM kB"; return 1; }
+}
+
+@test "decode_long: the same without a sync for 60000 tokens: the window is bounded (a replay's end ends it past its limit): same sums" {
+    [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
+    sim_run plain decode_long -- 60000 0
+    decode_long half 30000 0
+    local half=$HWM
+    decode_long shim 60000 0
+    same plain shim "decode_long 60000 0" || return 1
+    load shim
+    want launches_graphed -ge 299000       # of 300000
+    [ "$HWM" -le $((half + 2048)) ] || { echo "FAIL: peak grew from $half to $HWM kB"; return 1; }
+}
