@@ -63,7 +63,7 @@
 // stdout: "tokens <T> layers <L> ops_per_token <n>", "last_token <id>", "first_tokens ...",
 // "result <16 hex>" (FNV-1a over the T generated token ids: the same with or without
 // --sync-every / --memset-grow / --memcpy-grow / --no-copy / --time), with --time the
-// timing lines.
+// timing lines.  stderr at the end: "vm_hwm_kb <K>", the process's peak resident host memory.
 // Every CUDA call is checked: an error prints a message and exits 2.
 #include <cuda_runtime.h>
 #include <math.h>
@@ -348,6 +348,21 @@ static void matmul(cudaStream_t s, float *y, const float *x, const float *W, con
     KL(k_matmul<<<grid, block, 0, s>>>(y, x, W, b, res, M, K, N, act));
 }
 
+// The process's peak resident memory in kB (VmHWM), -1 when unknown.
+static long vm_hwm_kb(void)
+{
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            sscanf(line + 6, "%ld", &kb);
+    fclose(f);
+    return kb;
+}
+
 int main(int argc, char **argv)
 {
     int T = 400, L = 4, sync_every = 0, memset_grow = 0, memcpy_grow = 0, copy = 1;
@@ -552,5 +567,6 @@ int main(int argc, char **argv)
     free(seg);
     free(enq);
     free(hh);
+    fprintf(stderr, "vm_hwm_kb %ld\n", vm_hwm_kb());
     return 0;
 }

@@ -127,6 +127,21 @@ rl_share_at_least() {
     rl_share_at_least 80
 }
 
+@test "realistic: decode loop of 10000 tokens, sizes growing, a sync every token: same tokens, graphed, host memory as at 1000 tokens" {
+    local args=(--memset-grow --memcpy-grow --sync-every 1 --layers 2)
+    eg_run s shim "$AG_BIN/decode_static" --tokens 1000 "${args[@]}" || return 1
+    eg_run p plain "$AG_BIN/decode_static" --tokens 1000 "${args[@]}" || return 1
+    rl_pair decode-10k "$AG_BIN/decode_static" --tokens 10000 "${args[@]}" || return 1
+    rl_share_at_least 95
+    local t=$BATS_TEST_TMPDIR hwm
+    hwm() { awk '/^vm_hwm_kb/ { print $2 }' "$t/$1.err"; }
+    ag_log "decode-10k: peak kB with the shim $(hwm s) (1000 tokens), $(hwm b) (10000);" \
+           "without $(hwm p), $(hwm a); templates $(ag_sum templates "$t"/b.sum.*)," \
+           "evicted $(ag_sum evicted "$t"/b.sum.*)"
+    # what the shim adds may not grow with the tokens by more than 16 MiB
+    [ $(( ($(hwm b) - $(hwm s)) - ($(hwm a) - $(hwm p)) )) -le 16384 ]
+}
+
 @test "realistic: PyTorch MLP training with x.to('cuda') and loss.item() every step: same losses and parameters, graphed" {
     need_torch
     rl_pair torch-train "$AG_PY" tests/gpu/torch_train_loop.py --steps 200 || return 1
