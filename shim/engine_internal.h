@@ -240,7 +240,7 @@ struct ag_tune {
 
 /* The window shape that followed a window shape (build_template.c): a replay starts
  * with the template of that shape where several start with the same op. */
-#define AG_SUCCESSORS      64      /* window shapes whose successor is kept (by hash) */
+#define AG_SUCCESSORS      256     /* window shapes whose successor is kept (by hash) */
 #define AG_SUCCESSOR_WAYS  4       /* ... in sets of this many, the oldest replaced */
 #define AG_SUCCESSOR_SURE  2       /* times in a row before it is relied on */
 struct ag_successor { uint64_t before, next; unsigned streak; uint32_t noted; };

@@ -1,0 +1,66 @@
+/* layers_cycle.c -- an inference loop whose batch size cycles and picks other kernels,
+ * each step a stack of identical layers (engine_sim.bats; the shape of a transformer's
+ * forward at batch sizes 1..8, where the batch size changes which GEMM kernels run):
+ *
+ *   layers_cycle [STEPS] [LAYERS]
+ *
+ * Each step, bs = step % 8: a one-word upload (a memset) and cuStreamSynchronize, then
+ * on one created stream: 2 embedding launches, LAYERS layers of [add_one, add_one or
+ * scale (by bs's low bit), an extra add_one when bs >= 4 (a split-K kernel), add_one],
+ * a head launch, a copy of one word back into a stack variable and
+ * cuStreamSynchronize.  Within a step the layers repeat (a period); from step to step
+ * the step's shape cycles through 4.  Defaults: 400 steps, 24 layers.  stdout: "sum N"
+ * over the buffer and the words read back.
+ */
+#include "prog.h"
+
+struct kernels { CUfunction add_one, scale; };
+
+static void layer(const struct kernels *k, CUstream s, CUdeviceptr a, int bs)
+{
+    int n = PROG_N, minus = -1;
+    void *aa[] = { &a, &n }, *sa[] = { &a, &minus, &n };
+    CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+    if (bs & 1)
+        CK(cuLaunchKernel(k->scale, 1, 1, 1, PROG_N, 1, 1, 0, s, sa, NULL));
+    else
+        CK(cuLaunchKernel(k->add_one, 1 + bs, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+    if (bs >= 4)
+        CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+    CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+}
+
+static long long step(const struct kernels *k, CUstream s, CUdeviceptr a, int it, int layers)
+{
+    int n = PROG_N, bs = it % 8, word = 0;
+    void *aa[] = { &a, &n };
+    CK(cuMemsetD32Async(a + 4 * (size_t)(it % 4), (unsigned)it, 1, s));
+    CK(cuStreamSynchronize(s));
+    for (int e = 0; e < 2; e++)
+        CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+    for (int l = 0; l < layers; l++)
+        layer(k, s, a, bs);
+    CK(cuLaunchKernel(k->add_one, 1, 1, 1, 1 + bs, 1, 1, 0, s, aa, NULL));
+    CK(cuMemcpyDtoHAsync(&word, a + 4 * (size_t)bs, sizeof word, s));
+    CK(cuStreamSynchronize(s));
+    return word;
+}
+
+int main(int argc, char **argv)
+{
+    CUcontext ctx; CUmodule mod; CUstream s; CUdeviceptr a; struct kernels k;
+    int steps = argc > 1 ? atoi(argv[1]) : 400, layers = argc > 2 ? atoi(argv[2]) : 24;
+    int h[PROG_N];
+    long long read = 0;
+    prog_setup(&ctx, &mod);
+    CK(cuModuleGetFunction(&k.add_one, mod, "add_one"));
+    CK(cuModuleGetFunction(&k.scale, mod, "scale"));
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&a, PROG_N * 4));
+    CK(cuMemsetD32(a, 1, PROG_N));
+    for (int it = 0; it < steps; it++)
+        read += step(&k, s, a, it, layers);
+    CK(cuMemcpyDtoH(h, a, sizeof h));
+    printf("sum %ld read %lld\n", prog_sum_int(h, PROG_N), read);
+    return 0;
+}
