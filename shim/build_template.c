@@ -496,6 +496,38 @@ struct ag_template *ag_template_find_start(uint64_t start_key)
     return best;
 }
 
+/* Whether templates a and b have the same ops [0, n): shapes, slots and event links. */
+static int same_prefix(const struct ag_template *a, const struct ag_template *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const struct ag_top *x = &a->ops[i], *y = &b->ops[i];
+        if (x->hash != y->hash || x->kind != y->kind || x->slot != y->slot ||
+            x->link != y->link || x->shape_len != y->shape_len || x->args_len != y->args_len ||
+            memcmp(a->shapes + x->shape_off, b->shapes + y->shape_off, x->shape_len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* For a replay of t that stopped at op pos in its first chunk: another live template
+ * that begins as t does up to pos, holds pos in its first chunk too (nothing of it
+ * would have been launched) and whose op pos `takes` accepts; NULL when none.  A
+ * program whose steps begin alike and part later (a batch size that picks other
+ * kernels after the first layers) then keeps its replay. */
+struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos,
+                                            int (*takes)(struct ag_template *cand))
+{
+    struct ag_start *s;
+    HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
+    if (s == NULL)
+        return NULL;
+    for (struct ag_template *c = s->list; c; c = c->next_same_start)
+        if (c != t && !c->retired && !c->failed && c->nchunks > 0 && c->chunks[0].end > pos &&
+            c->nops > pos && same_prefix(t, c, pos) && takes(c))
+            return c;
+    return NULL;
+}
+
 /* Unlinks and frees a template (the replay must not be using it). */
 void ag_template_retire(struct ag_template *t, const char *why)
 {

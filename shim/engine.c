@@ -288,6 +288,16 @@ static void judge_window(void)
         ag_template_credit(known);
 }
 
+/* The length of the sync-delimited windows lately: the longest, decaying by 1/16 a
+ * window.  A period inside a window no longer than twice that is the program's own
+ * structure (the layers of a step that ends in a sync), better graphed with the whole
+ * window than cut (look_for_period). */
+static void note_window_length(size_t n)
+{
+    uint32_t decayed = ag_eng.long_window - ag_eng.long_window / 16;
+    ag_eng.long_window = n > decayed ? (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX) : decayed;
+}
+
 /* Ends the window: held ops are issued; a sync-delimited window is judged. */
 static void end_window(enum ag_flush_reason reason)
 {
@@ -300,6 +310,7 @@ static void end_window(enum ag_flush_reason reason)
     ag_eng.s.light_windows += ag_eng.w.full_from > 0;
     ag_eng.s.flush[reason]++;
     if (reason != AG_FLUSH_NONE) {
+        note_window_length(ag_eng.w.n);
         judge_window();
         if (ag_futile_window_end(ag_eng.w.hash))
             ag_skim_futile();
@@ -327,8 +338,8 @@ static void look_for_period(void)
     size_t start;
     int len;
 
-    if (ag_backoff_active())
-        return;                      /* no template now: nothing to cut for */
+    if (ag_backoff_active() || w->n <= 2 * (size_t)ag_eng.long_window)
+        return;                      /* no template now, or a step's own structure */
     len = ag_window_period(w, &start);
     if (len == 0)
         return;

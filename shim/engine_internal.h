@@ -180,6 +180,8 @@ struct ag_replay {              /* read by every held op: its first line first *
     size_t base;                /* window position of template op 0 */
     uintptr_t slot_key[AG_MAX_SLOTS];
     size_t pending_cap;
+    unsigned stopped_id;        /* the template whose replay stopped last, and the */
+    unsigned long stopped_window;   /* window it stopped in (s.windows then) */
 };
 
 struct ag_stats {               /* those a replay counts first, in one cache line */
@@ -194,6 +196,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long light_windows, light_ops, freed_kept, skimmed_windows, skimmed_ops;
     unsigned long futile_shapes;    /* window shapes found futile (match_futile.c) */
     unsigned long backoffs;         /* back-offs from making templates (match_backoff.c) */
+    unsigned long rematches;        /* replays moved to a template with the same start */
     unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks cut from the end */
@@ -352,6 +355,7 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
     struct ag_tune tunes[AG_TUNE_SIZE];         /* build_tune.c, by window hash */
     uint32_t judged;            /* sync-delimited windows judged so far */
+    uint32_t long_window;       /* ops of the longest of them lately (decaying) */
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
     struct ag_skim k;
@@ -435,6 +439,8 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
+struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos,
+                                            int (*takes)(struct ag_template *cand));
 void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window followed one */
 void ag_light_note_start(uint64_t start_hash);   /* the filter of first ops (engine.h) */
 void ag_light_forget_starts(void);

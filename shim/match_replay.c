@@ -74,6 +74,8 @@ void ag_replay_abort(const char *why)
         return;
     if (why) {
         ag_issue_held(held_from());
+        ag_eng.r.stopped_id = t->id;
+        ag_eng.r.stopped_window = ag_eng.s.windows;
         t->mismatches++;
         ag_eng.s.mismatches++;
         ag_backoff_stopped();
@@ -128,6 +130,8 @@ int ag_replay_try_start(struct ag_wop *unused, const struct ag_op *op)
     if (ag_eng.by_start == NULL)
         return 0;                    /* no template yet: nothing to look up */
     t = ag_template_find_start(op->hash);
+    if (t && t->id == ag_eng.r.stopped_id && ag_eng.r.stopped_window == ag_eng.s.windows)
+        return 0;                    /* it stopped in this window: the window is another */
     if (t == NULL || !ensure_pending(t) || !ag_tune_replay_starts(t))
         return 0;                    /* ...or dropped to try another chunk plan */
     for (int s = 0; s < t->nslots; s++)
@@ -170,9 +174,9 @@ static int wait_link(uint32_t link_back)
 
 /* Why op (just appended as window op o) does not match the next template op, or
  * NULL when it does. */
-static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
+static const char *mismatch_in(const struct ag_template *t, const struct ag_op *op,
+                               const struct ag_wop *o)
 {
-    const struct ag_template *t = ag_eng.r.t;
     const struct ag_top *top = &t->ops[ag_eng.r.pos];
 
     if (op->ctx != ag_eng.w.ctx)
@@ -186,6 +190,43 @@ static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
     if (op->kind == AG_OP_EVENT_WAIT && wait_link(o->link_back) != top->link)
         return "an event wait linked to a different record";
     return map_stream(t, top->slot, op->stream);
+}
+
+static const char *mismatch(const struct ag_op *op, const struct ag_wop *o)
+{
+    return mismatch_in(ag_eng.r.t, op, o);
+}
+
+/* The op and window op that ag_replay_offer is looking at, for `takes_op`. */
+static AG_TLS const struct ag_op *offered;
+static AG_TLS const struct ag_wop *offered_wop;
+
+static int takes_op(struct ag_template *cand)
+{
+    return mismatch_in(cand, offered, offered_wop) == NULL;
+}
+
+/* A replay that stops in its first chunk moves to another template that begins as
+ * its own does and takes op (ag_template_same_prefix): the ops held so far are the
+ * same ops with the same args, at the same offsets of the chunk's args.  The new
+ * template's slots are its old one's up to here.  1 when it moved. */
+static int rematch(const struct ag_op *op, const struct ag_wop *o)
+{
+    struct ag_replay *r = &ag_eng.r;
+    struct ag_template *t = r->t, *alt;
+    if (r->chunk != 0 || r->pos == 0)
+        return 0;
+    offered = op;
+    offered_wop = o;
+    alt = ag_template_same_prefix(t, r->pos, takes_op);
+    if (alt == NULL)
+        return 0;
+    ag_launch_collect();             /* the buffers may grow: none may be out */
+    if (ag_eng.r.t != t || !ensure_pending(alt))
+        return 0;
+    set_replay(alt);
+    ag_eng.s.rematches++;
+    return 1;
 }
 
 /* Window op o matched the template's next op, whose args are in the pending chunk:
@@ -245,6 +286,10 @@ int ag_replay_offer(const struct ag_op *op)
     struct ag_template *t = r->t;
     const char *why = mismatch(op, o);
 
+    if (why && rematch(op, o)) {
+        t = r->t;
+        why = NULL;
+    }
     if (why) {
         ag_launch_collect();         /* the chunk before goes out first */
         ag_replay_mismatch(r->pos == 0 ? NULL : why);

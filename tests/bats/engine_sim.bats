@@ -890,3 +890,25 @@ decode_long() {
     want launches_graphed -ge 299000       # of 300000
     [ "$HWM" -le $((half + 2048)) ] || { echo "FAIL: peak grew from $half to $HWM kB"; return 1; }
 }
+
+# layers_cycle TAG CYCLE [VAR=VALUE...]: 400 steps of 24 layers, batch sizes cycling
+layers_cycle() {
+    local tag=$1 cycle=$2
+    shift 2
+    [ -x build/sim/progs/layers_cycle ] || skip "layers_cycle not built (make sim)"
+    sim_run plain layers_cycle -- 400 24 "$cycle"
+    sim_run "$tag" layers_cycle LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
+        "$@" -- 400 24 "$cycle"
+    same plain "$tag" "layers_cycle 400 24 $cycle" || return 1
+    load "$tag"
+    echo "$tag: templates=${S[templates]} replays=${S[replays]} rematches=${S[rematches]} mismatches=${S[mismatches]} period_cuts=${S[period_cuts]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
+}
+
+@test "layers_cycle: steps of identical layers whose kernels change with a cycling batch size: whole steps graphed (no period cut inside a step, replays move to the template that fits): same sums" {
+    layers_cycle shim 4 || return 1
+    want launches_graphed -ge 29000        # of 30000 (none before)
+    want period_cuts -le 2
+    layers_cycle full 8 AUTOGRAPH_LIGHT_AFTER=0 || return 1
+    want launches_graphed -ge 33000        # of 34800
+    want rematches -ge 50
+}

@@ -2,11 +2,12 @@
  * each step a stack of identical layers (engine_sim.bats; the shape of a transformer's
  * forward at batch sizes 1..8, where the batch size changes which GEMM kernels run):
  *
- *   layers_cycle [STEPS] [LAYERS]
+ *   layers_cycle [STEPS] [LAYERS] [CYCLE]
  *
- * Each step, bs = step % 8: a one-word upload (a memset) and cuStreamSynchronize, then
+ * Each step, bs = step % CYCLE (default 8): a one-word upload (a memset) and
+ * cuStreamSynchronize, then
  * on one created stream: 2 embedding launches, LAYERS layers of [add_one, add_one or
- * scale (by bs's low bit), an extra add_one when bs >= 4 (a split-K kernel), add_one],
+ * scale (by bs's low bit), a scale by 1 when bs >= 4 (a split-K kernel), add_one],
  * a head launch, a copy of one word back into a stack variable and
  * cuStreamSynchronize.  Within a step the layers repeat (a period); from step to step
  * the step's shape cycles through 4.  Defaults: 400 steps, 24 layers.  stdout: "sum N"
@@ -18,21 +19,22 @@ struct kernels { CUfunction add_one, scale; };
 
 static void layer(const struct kernels *k, CUstream s, CUdeviceptr a, int bs)
 {
-    int n = PROG_N, minus = -1;
-    void *aa[] = { &a, &n }, *sa[] = { &a, &minus, &n };
+    int n = PROG_N, minus = -1, one = 1;
+    void *aa[] = { &a, &n }, *sa[] = { &a, &minus, &n }, *oa[] = { &a, &one, &n };
     CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
     if (bs & 1)
         CK(cuLaunchKernel(k->scale, 1, 1, 1, PROG_N, 1, 1, 0, s, sa, NULL));
     else
         CK(cuLaunchKernel(k->add_one, 1 + bs, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
     if (bs >= 4)
-        CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+        CK(cuLaunchKernel(k->scale, 1, 1, 1, PROG_N, 1, 1, 0, s, oa, NULL));
     CK(cuLaunchKernel(k->add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
 }
 
-static long long step(const struct kernels *k, CUstream s, CUdeviceptr a, int it, int layers)
+static long long step(const struct kernels *k, CUstream s, CUdeviceptr a, int it, int layers,
+                      int cycle)
 {
-    int n = PROG_N, bs = it % 8, word = 0;
+    int n = PROG_N, bs = it % cycle, word = 0;
     void *aa[] = { &a, &n };
     CK(cuMemsetD32Async(a + 4 * (size_t)(it % 4), (unsigned)it, 1, s));
     CK(cuStreamSynchronize(s));
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
 {
     CUcontext ctx; CUmodule mod; CUstream s; CUdeviceptr a; struct kernels k;
     int steps = argc > 1 ? atoi(argv[1]) : 400, layers = argc > 2 ? atoi(argv[2]) : 24;
+    int cycle = argc > 3 ? atoi(argv[3]) : 8;
     int h[PROG_N];
     long long read = 0;
     prog_setup(&ctx, &mod);
@@ -59,7 +62,7 @@ int main(int argc, char **argv)
     CK(cuMemAlloc(&a, PROG_N * 4));
     CK(cuMemsetD32(a, 1, PROG_N));
     for (int it = 0; it < steps; it++)
-        read += step(&k, s, a, it, layers);
+        read += step(&k, s, a, it, layers, cycle);
     CK(cuMemcpyDtoH(h, a, sizeof h));
     printf("sum %ld read %lld\n", prog_sum_int(h, PROG_N), read);
     return 0;
