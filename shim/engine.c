@@ -543,14 +543,35 @@ static int templates_drop_unloaded(int entry, uintptr_t handle)
                                "a module or library of its kernels was unloaded");
 }
 
+/* Whether a query (`entry`, its first argument arg0) can see nothing the engine
+ * holds, so that it need not end the window: a query of an event or of a created
+ * stream that no held op records or runs on.  With nothing held (no replay under way:
+ * a chunk launch handed off was collected with the lock) every query sees the
+ * driver's own state.  A window then ends at syncs only, not where a program (or a
+ * watchdog thread) happened to poll.  Queries of the default streams and elapsed
+ * times end the window while a replay holds anything. */
+static int query_sees_nothing_held(int entry, uintptr_t arg0)
+{
+    if (ag_eng.r.t == NULL)
+        return 1;
+    if (entry == AG_EP_cuEventQuery)
+        return arg0 != 0 && !ag_replay_holds(0, arg0);
+    if (entry == AG_EP_cuStreamQuery || entry == AG_EP_cuStreamQuery_ptsz)
+        return arg0 > AG_STREAM_PER_THREAD && !ag_replay_holds(arg0, 0);
+    return 0;
+}
+
 void ag_engine_before(int entry, uintptr_t arg0)
 {
     unsigned policy = ag_call_policy[entry];
+    enum ag_flush_reason reason = (enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK);
     if (!ag_engine_running())
         return;
     ag_engine_lock();
-    if (policy & AG_POLICY_REASON_MASK)
-        end_window((enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK));
+    if (reason == AG_FLUSH_QUERY && query_sees_nothing_held(entry, arg0))
+        ag_eng.s.queries_passed++;
+    else if (reason)
+        end_window(reason);
     if (policy & AG_POLICY_EVENT_GONE)
         ag_engine_event_gone(arg0);
     if (policy & AG_POLICY_STREAM_GONE)

@@ -197,6 +197,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long futile_shapes;    /* window shapes found futile (match_futile.c) */
     unsigned long backoffs;         /* back-offs from making templates (match_backoff.c) */
     unsigned long rematches;        /* replays moved to a template with the same start */
+    unsigned long queries_passed;   /* queries that saw no held op: no window ended */
     unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks cut from the end */
@@ -383,6 +384,8 @@ extern struct ag_engine ag_eng;
 /* engine.c */
 void ag_stream_gone(uintptr_t stream);
 void ag_window_bound(void);          /* a replay ended: a window too long ends */
+/* match_replay.c: whether held ops touch a stream key or record an event */
+int ag_replay_holds(uintptr_t stream, uintptr_t event);
 /* Whether work on `stream` is implicitly ordered with the legacy stream's. */
 int ag_stream_syncs_with_legacy(uintptr_t stream);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */

@@ -65,6 +65,21 @@ static size_t held_from(void)
     return ag_eng.r.base + (size_t)ag_eng.r.t->chunks[ag_eng.r.chunk].begin;
 }
 
+/* Whether a replay under way holds an op (not issued yet) on stream key `stream`, or
+ * recording event `event` (0: neither asked). */
+int ag_replay_holds(uintptr_t stream, uintptr_t event)
+{
+    if (ag_eng.r.t == NULL)
+        return 0;
+    for (size_t i = held_from(); i < ag_eng.w.n; i++) {
+        const struct ag_wop *o = &ag_eng.w.ops[i];
+        if (o->held && ((stream && o->stream == stream) ||
+                        (event && o->kind == AG_OP_EVENT_RECORD && o->event == event)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Ends the replay: held ops are issued eagerly.  `why` (NULL for a completed
  * replay) goes to the explain log. */
 void ag_replay_abort(const char *why)

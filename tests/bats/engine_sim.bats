@@ -914,3 +914,15 @@ layers_cycle() {
     want launches_graphed -ge 33000        # of 34800
     want rematches -ge 50
 }
+
+@test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {
+    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
+    sim_run plain query_poll -- 200
+    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200
+    same plain shim "query_poll 200" || return 1
+    load shim
+    echo "templates=${S[templates]} passed=${S[queries_passed]} flush_query=${S[flush query]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
+    want queries_passed -eq 400
+    want "flush query" -eq 4               # the event a held record makes, every 50th
+    want launches_graphed -ge 4600         # of 4800 (3780 when every query ended a window)
+}
