@@ -73,6 +73,13 @@ struct ag_backend {
      * unload drops every graph). */
     int (*kernel_unloaded)(const struct ag_op *op, int entry, uintptr_t handle);
 
+    /* Kernel op `op` (as recorded; args may be NULL): 1 when its function is a
+     * collective, which waits on the GPU for the same kernel of other processes
+     * (NCCL's), 0 when it is not.  Asked when a template is built, never per launch:
+     * a chunk ends after each collective, so that it is launched at the collective's
+     * own call (build_collective.c).  NULL: no kernel is. */
+    int (*waits_for_peers)(const struct ag_op *op);
+
     /* Introspection (include/autograph.h, AUTOGRAPH_DEBUG_DUMP); NULL where a backend
      * has none.  dump_dot writes a built graph to `path` as Graphviz DOT (verbose:
      * every node's parameters); graph_data describes `graph` instantiated as `exec`

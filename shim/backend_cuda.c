@@ -575,6 +575,13 @@ static int backend_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t 
     return ag_record_kernel_unloaded(op, entry, handle);
 }
 
+/* ---- collectives ------------------------------------------------------------------- */
+
+static int backend_waits_for_peers(const struct ag_op *op)
+{
+    return ag_record_kernel_collective(op);
+}
+
 const struct ag_backend ag_cuda_backend = {
     .issue = backend_issue,
     .build = backend_build,
@@ -587,6 +594,7 @@ const struct ag_backend ag_cuda_backend = {
     .stream_blocking = backend_stream_blocking,
     .legacy_edges = 1,
     .kernel_unloaded = backend_kernel_unloaded,
+    .waits_for_peers = backend_waits_for_peers,
     .release_graph = backend_release_graph,
     .release_exec = backend_release_exec,
     .dump_dot = ag_cuda_dump_dot,           /* backend_cuda_inspect.c */

@@ -12,7 +12,8 @@
  * ops).  The legacy stream's implicit order is left out: that can only find fewer
  * cuts, never one that adds an order.  A cut the chunk plan asks for that is not such
  * a cut moves to the next one (from the end, for paced templates, to the one before);
- * where there is none, the rest of the window is one chunk.  AUTOGRAPH_CUT_ANYWHERE=1
+ * where there is none, the rest of the window is one chunk.  The cuts after collectives
+ * (build_collective.c) are made whatever order they add.  AUTOGRAPH_CUT_ANYWHERE=1
  * keeps the plan's cuts (more overlap of the program's submission with the GPU for a
  * launch-bound program, at the price of those orders).
  */
@@ -72,9 +73,11 @@ static int find_safe_cuts(const struct ag_template *t, unsigned char *safe)
     return 1;
 }
 
-/* The chunk plan's cuts moved to safe ones (see the top); chunks merge where two cuts
- * move to the same place.  Templates on one stream are left as they are. */
-void ag_chunks_keep_order(struct ag_template *t)
+/* The chunk plan's cuts moved to safe ones (see the top), or onto a cut that is made
+ * anyway (must_cut: after a collective, build_collective.c), which a plan's cut
+ * moved there adds nothing to; chunks merge where two cuts move to the same place.
+ * Templates on one stream are left as they are. */
+void ag_chunks_keep_order(struct ag_template *t, const unsigned char *must_cut)
 {
     unsigned char *safe;
     int k = 0, n = t->nops;
@@ -85,6 +88,8 @@ void ag_chunks_keep_order(struct ag_template *t)
         free(safe);
         return;
     }
+    for (int p = 1; must_cut && p < n; p++)
+        safe[p] |= must_cut[p];
     for (int c = 0; c < t->nchunks; c++) {
         int end = t->chunks[c].end, begin = k ? t->chunks[k - 1].end : 0;
         if (c < t->nchunks - 1) {

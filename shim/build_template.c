@@ -144,14 +144,19 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
 /* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
  * from its last (its last chunk plan.first ops long, the rest shorter than a chunk
  * joining the first chunk); on several streams, only where a cut adds no order
- * (build_cuts.c). */
+ * (build_cuts.c); and, whatever the plan, right after each collective
+ * (build_collective.c). */
 static int plan_chunks(struct ag_template *t)
 {
-    int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0;
+    int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0, ok;
+    unsigned char *ends;
+    if (!ag_collective_ends(t, &ends))
+        return 0;
     t->chunks = calloc((size_t)count, sizeof *t->chunks);
     lens = calloc((size_t)count, sizeof *lens);
     if (t->chunks == NULL || lens == NULL) {
         free(lens);
+        free(ends);
         return 0;
     }
     ag_plan_lengths(t->nops, t->plan, lens, count);
@@ -164,8 +169,10 @@ static int plan_chunks(struct ag_template *t)
     }
     free(lens);
     t->nchunks = count;
-    ag_chunks_keep_order(t);         /* cuts across streams only where no order is added */
-    return 1;
+    ag_chunks_keep_order(t, ends);   /* cuts across streams only where no order is added */
+    ok = ag_chunks_end_collectives(t, ends);
+    free(ends);
+    return ok;
 }
 
 /* AUTOGRAPH_LOG=debug: the pacing figure and the chunk lengths of a new template. */
@@ -374,6 +381,8 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
         return NULL;
     }
     ag_eng.s.templates++;
+    for (int c = 0; c + 1 < t->nchunks; c++)
+        ag_eng.s.collective_cuts += t->chunks[c].collective;
     t->used = ++ag_eng.clock;
     register_template(t);
     ag_cache_enforce(t);                             /* AUTOGRAPH_MAX_GRAPHS, _MB */

@@ -180,6 +180,8 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->inject_faults = get("AUTOGRAPH_INJECT_FAULTS");   /* checked by fault_inject.c */
     out->keep_graph = parse_word(get, "AUTOGRAPH_KEEP_GRAPH", bool_words, 0, "0");
     out->cut_anywhere = parse_word(get, "AUTOGRAPH_CUT_ANYWHERE", bool_words, 0, "0");
+    /* read by record_collective.c */
+    out->collective_prefixes = nonempty(get("AUTOGRAPH_COLLECTIVE_PREFIXES"));
     out->hold_runtime = parse_word(get, "AUTOGRAPH_HOLD_RUNTIME", bool_words, 1, "1");
     out->smem_flush = parse_word(get, "AUTOGRAPH_SMEM_FLUSH", bool_words, 0, "0");
     out->destroy_flush = parse_word(get, "AUTOGRAPH_DESTROY_FLUSH", bool_words, 0, "0");

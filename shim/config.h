@@ -35,6 +35,8 @@ struct ag_config {
     const char *inject_faults;      /* AUTOGRAPH_INJECT_FAULTS: fail the shim's own calls */
     int keep_graph;                 /* AUTOGRAPH_KEEP_GRAPH: instantiate at first replay */
     int cut_anywhere;               /* AUTOGRAPH_CUT_ANYWHERE: chunk cuts across streams */
+    const char *collective_prefixes;    /* AUTOGRAPH_COLLECTIVE_PREFIXES: more names of
+                                     * collective kernels, comma-separated (NULL: none) */
     int hold_runtime;               /* AUTOGRAPH_HOLD_RUNTIME: hold at cudaLaunchKernel too */
     int smem_flush;                 /* AUTOGRAPH_SMEM_FLUSH: a shared memory limit change ends the window */
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */

@@ -4,9 +4,9 @@
  * launch attributes; the args are the parameter bytes, laid out as the driver's
  * cuFuncGetParamInfo reports (kernelParams form) or the caller's packed buffer
  * (`extra` form).  Parameter layouts are kept per function (and per thread, the
- * latest few).  Here also the light path of a launch (its hash only) and the
- * replay's fast path, which compares a call with the shape a recorder wrote without
- * building the op.
+ * latest few), each with whether its function is a collective (record_collective.c).
+ * Here also the light path of a launch (its hash only) and the replay's fast path,
+ * which compares a call with the shape a recorder wrote without building the op.
  */
 #include "record_internal.h"
 
@@ -27,6 +27,7 @@ struct ag_layout {
     int count;
     uint32_t total;
     int padded;                      /* the parameters leave bytes of [0, total) uncovered */
+    int collective;                  /* the function is a collective (record_collective.c) */
     uint32_t *offset, *size;
     struct ag_layout *retired_next;  /* on the retired list once stale */
     UT_hash_handle hh;
@@ -113,6 +114,7 @@ static const struct ag_layout *layout_of(CUfunction f)
         if (l && query_layout(f, l)) {
             l->func = key;
             l->generation = gen;
+            l->collective = ag_collective_function(f);   /* its name, asked once */
             HASH_ADD(hh, layouts, func, sizeof l->func, l);
         } else if (l) {
             free(l->offset);
@@ -592,6 +594,21 @@ static int function_unloaded(uintptr_t f, uintptr_t ctx, int entry, uintptr_t ha
     if (kernel_library && kernel_library(&kl, (CUkernel)f) == CUDA_SUCCESS)
         return library ? kl == (CUlibrary)handle : 0;   /* a module holds no CUkernel */
     return -1;
+}
+
+/* A packed launch's op has no layout: its function's is made here, at a template's
+ * build (its name asked then, once); where the driver reports no parameter layout,
+ * the name is asked at each build. */
+int ag_record_kernel_collective(const struct ag_op *op)
+{
+    const struct ag_layout *l = op->layout;
+    struct ag_kernel_shape ks;
+    if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof ks)
+        return 0;
+    memcpy(&ks, op->shape, sizeof ks);
+    if (l == NULL)
+        l = layout_of((CUfunction)(uintptr_t)ks.func);
+    return l ? l->collective : ag_collective_function((CUfunction)(uintptr_t)ks.func);
 }
 
 int ag_record_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handle)

@@ -185,6 +185,17 @@ unsigned ag_record_kernel_smem(const struct ag_op *op, uintptr_t *f);
  * (cuModuleUnload, cuLibraryUnload) unloads: 1 yes, 0 no, -1 cannot tell. */
 int ag_record_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handle);
 
+/* Whether kernel op's function is a collective (NCCL's, or named by
+ * AUTOGRAPH_COLLECTIVE_PREFIXES): 1 or 0, from its parameter layout's flag (asked
+ * once per function); the backend's waits_for_peers. */
+int ag_record_kernel_collective(const struct ag_op *op);
+
+/* record_collective.c: whether a kernel of this name is a collective, and whether
+ * function f is one (its name asked of the driver: once per function, by
+ * record_kernel.c). */
+int ag_collective_name(const char *name);
+int ag_collective_function(CUfunction f);
+
 /* "cuLaunchKernel of kernel _Z4stepPfi" (or just the entry point's name), for reports. */
 void ag_record_describe(const struct ag_op *op, char *buf, size_t size);
 

@@ -30,7 +30,9 @@
  * held for its ops (replay_events.c); a launch that failed has its ops issued eagerly
  * from the window, in order, and the replay and the graph end as after any failed
  * launch.  A chunk on a per-thread default stream is launched inline: that stream is
- * the calling thread's.  So is every chunk when the thread cannot be started.
+ * the calling thread's.  So is a chunk that ends with a collective: it is launched
+ * before the collective's call returns (build_collective.c).  So is every chunk when
+ * the thread cannot be started.
  * The launcher never takes the engine lock.  It waits on a futex word (the launch's
  * state); the program's thread wakes it only when it sleeps.
  */
@@ -262,7 +264,7 @@ int ag_launch_hand_off(const struct ag_launch *job)
     struct ag_launch inline_job;
     ag_launch_collect();
     if (!ag_launcher_available() || !job->t->paced || per_thread_stream(job) ||
-        !launcher_ready()) {
+        job->c->collective || !launcher_ready()) {
         inline_job = *job;
         ag_chunk_fire(&inline_job);
         return ag_chunk_count(&inline_job);

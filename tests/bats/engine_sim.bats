@@ -26,6 +26,10 @@
 # two threads in turn, the legacy stream forked and joined with a non-blocking or a
 # blocking created stream.  Same comparison with and without the shim; the summary and
 # AUTOGRAPH_EXPLAIN=1 say whether the engine graphed, ended windows or dropped graphs.
+#
+# build/sim/progs/collective MODE ITER [KERNEL] (tests/sim/progs/collective.c) runs a loop
+# whose window holds two collectives (a kernel named as NCCL's): the same comparison, and
+# each collective must have run when its call returned (never held past it).
 
 # Property test (a): >= 100000 ops per run of this file, fixed for CI.
 FUZZ_OPS=4000
@@ -925,4 +929,86 @@ layers_cycle() {
     want queries_passed -eq 400
     want "flush query" -eq 4               # the event a held record makes, every 50th
     want launches_graphed -ge 4600         # of 4800 (3780 when every query ended a window)
+}
+
+# coll ARG... : build/sim/progs/collective ARG... (tests/sim/progs/collective.c) without
+# the shim (run "plain") and with it (run "shim", more variables in the array COLL_ENV);
+# fails unless both exit 0 with the same stdout and SIM_LOG and no collective was late
+# without the shim; loads the summary into S and the shim run's late collectives (not
+# run when their call returned) into LATE
+coll() {
+    local k line="collective $*${COLL_ENV:+ (${COLL_ENV[*]})}:"
+    [ -x build/sim/progs/collective ] || skip "collective not built (make sim)"
+    sim_run plain collective -- "$@"
+    sim_run shim collective LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        "${COLL_ENV[@]}" -- "$@"
+    same plain shim "collective $*" || return 1
+    grep -q '^collective: calls [1-9][0-9]*, late 0$' "$tmp/plain.err"
+    load shim
+    LATE=$(sed -n 's/^collective: calls [0-9]*, late \([0-9]*\)$/\1/p' "$tmp/shim.err")
+    line+=" late=$LATE"
+    for k in templates templates_paced collective_cuts replays chunk_launches \
+             launches_graphed launches_threaded launches_taken_back period_cuts; do
+        line+=" $k=${S[$k]:-0}"
+    done
+    echo "$line"
+    [ -n "$LATE" ]
+}
+
+@test "collective: a collective kernel (NCCL's name) is never held past its own call, a chunk ending after it, on one stream, paced (the launcher thread's chunks), on two streams (a cut adding order), cut by period detection: same log, graphed" {
+    local mode COLL_ENV=()
+    for mode in sync paced streams; do
+        coll "$mode" 30 || return 1
+        [ "$LATE" -eq 0 ] || { echo "FAIL: $mode: $LATE collectives not run at their call"; return 1; }
+        want templates -eq 1
+        want replays -ge 20
+        want launches_graphed -ge 100
+        want collective_cuts -eq 2             # the window's one chunk cut in 3
+        want chunk_launches -eq $((3 * ${S[replays]}))
+    done
+    # paced: each replay's last chunk (after the second collective) goes to the
+    # launcher thread; the chunks ending with a collective are launched at its call
+    coll paced 30
+    want templates_paced -eq 1
+    [ $(( ${S[launches_threaded]:-0} + ${S[launches_taken_back]:-0} )) -eq "${S[replays]}" ]
+    # no sync: period detection cuts 4 iterations, 8 collectives
+    coll period 30
+    [ "$LATE" -eq 0 ]
+    want period_cuts -eq 1
+    want replays -ge 4
+    want collective_cuts -eq 8
+}
+
+@test "collective: a kernel of another name is held as any other (the check fails without the rule); AUTOGRAPH_COLLECTIVE_PREFIXES makes it a collective" {
+    local COLL_ENV=()
+    coll sync 30 commAllReduce_sum
+    want collective_cuts -eq 0
+    want replays -ge 20
+    [ "$LATE" -ge 40 ] || { echo "FAIL: the held collectives were not seen late ($LATE)"; return 1; }
+    COLL_ENV=(AUTOGRAPH_COLLECTIVE_PREFIXES=nvshmem,commAll)
+    coll sync 30 commAllReduce_sum
+    want collective_cuts -eq 2
+    [ "$LATE" -eq 0 ]
+    COLL_ENV=(AUTOGRAPH_COLLECTIVE_PREFIXES=ncclDev)        # the prefixes add to NCCL's
+    coll streams 30 ncclKernel_AllGather
+    want collective_cuts -eq 2
+    [ "$LATE" -eq 0 ]
+}
+
+@test "collective: chunks of 2 ops (moved where they add no order, or anywhere) and tuned chunk plans keep every collective at the end of its chunk: same log" {
+    local COLL_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_GROWTH=1)
+    coll streams 30
+    [ "$LATE" -eq 0 ]
+    want launches_graphed -ge 100
+    COLL_ENV+=(AUTOGRAPH_CUT_ANYWHERE=1)
+    coll streams 30
+    [ "$LATE" -eq 0 ]
+    local mode
+    for mode in sync paced; do
+        COLL_ENV=(AUTOGRAPH_CHUNK=2 AUTOGRAPH_CHUNK_TUNE=3)
+        coll "$mode" 60
+        [ "$LATE" -eq 0 ]
+        want tune_rebuilds -ge 1
+        want collective_cuts -eq $((2 * ${S[templates]}))
+    done
 }

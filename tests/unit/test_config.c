@@ -98,6 +98,14 @@ int main(void)
     parse(&cfg, no_env, err, sizeof err);
     CHECK(cfg.trace == NULL && err[0] == '\0');
 
+    set_env("AUTOGRAPH_COLLECTIVE_PREFIXES", "nvshmem,mscclpp", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.collective_prefixes && strcmp(cfg.collective_prefixes, "nvshmem,mscclpp") == 0);
+    CHECK(err[0] == '\0');
+    set_env("AUTOGRAPH_COLLECTIVE_PREFIXES", "", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.collective_prefixes == NULL && err[0] == '\0');
+
     {
         char path[64], want[64];
         ag_expand_pid(path, sizeof path, "a.%p.%p.json");

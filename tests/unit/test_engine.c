@@ -1081,6 +1081,186 @@ static void test_launcher(void)
     ag_eng.be = was;
 }
 
+/* Collectives: the fake backend calls a kernel op of function COLLECTIVE one (as
+ * NCCL's kernels are).  A collective waits on the GPU for other processes, so it must
+ * never be held past its own call: when its submit returns it has been executed,
+ * with everything before it.  A chunk ends right after it, whatever the chunk plan
+ * (growing, paced, cut across streams) says. */
+#define COLLECTIVE 77
+static int late_collectives;     /* collectives whose submit returned before they ran */
+
+static int fake_waits_for_peers(const struct ag_op *op)
+{
+    CHECK(op->kind == AG_OP_KERNEL && op->shape_len == 8);
+    return op->shape[0] == COLLECTIVE;
+}
+
+static const struct ag_backend fake_peers = {
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec, .waits_for_peers = fake_waits_for_peers,
+};
+
+static const struct ag_backend fake_peers_threaded = {
+    .issue = fake_issue, .build = fake_build, .instantiate = fake_instantiate,
+    .patch = fake_patch, .launch = fake_launch, .release_graph = fake_release_graph,
+    .release_exec = fake_release_exec, .use_context = fake_use_context,
+    .waits_for_peers = fake_waits_for_peers,
+};
+
+static void submit_collective_on(uint64_t arg, uintptr_t stream)
+{
+    submit_on(COLLECTIVE, arg, stream);
+    late_collectives += nexecuted != nsubmitted || executed[nexecuted - 1] != arg;
+}
+
+/* The one template of `nops` ops (NULL when there is none, or several). */
+static struct ag_template *template_of(int nops)
+{
+    struct ag_template *t, *tmp, *found = NULL;
+    int n = 0;
+    HASH_ITER(hh, ag_eng.by_hash, t, tmp)
+        if (!t->failed && t->nops == nops) {
+            found = t;
+            n++;
+        }
+    return n == 1 ? found : NULL;
+}
+
+/* Whether t is cut into chunks ending at ends[0..n) (the last at t->nops), the one
+ * ending at `after` (0: none) marked as ending with a collective. */
+static int chunks_end_at(const struct ag_template *t, const int *ends, int n, int after)
+{
+    if (t == NULL || t->nchunks != n)
+        return 0;
+    for (int c = 0; c < n; c++)
+        if (t->chunks[c].end != ends[c] || t->chunks[c].collective != (ends[c] == after))
+            return 0;
+    return 1;
+}
+
+/* Windows of 10 ops on one stream, a collective at op 5: the plan's 4 + 6 becomes
+ * 4 + 2 + 4.  `windows` of them with a sync after each, or (0) 200 without one: cut
+ * by period detection. */
+static void collective_windows(int windows)
+{
+    int synced = windows > 0;
+    for (int it = 0; it < (synced ? windows : 200); it++) {
+        for (int k = 0; k < 10; k++)
+            if (k == 5)
+                submit_collective_on(1000 + (uint64_t)it, 0x1000);
+            else
+                submit(k, (uint64_t)k);
+        if (synced)
+            sync_point();
+    }
+    sync_point();
+}
+
+static void test_collective_one_stream(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    static const int ends[] = { 4, 6, 10 };
+
+    /* the rule off (a backend that knows no collective): the collective is held */
+    reset();
+    late_collectives = 0;
+    collective_windows(8);
+    CHECK(same_order() && builds == 2 && late_collectives == 6);
+
+    reset();
+    ag_eng.be = &fake_peers;
+    late_collectives = 0;
+    collective_windows(8);
+    CHECK(same_order() && builds == 3 && launches == 6 * 3 && late_collectives == 0);
+    CHECK(chunks_end_at(template_of(10), ends, 3, 6));
+    CHECK(ag_eng.s.collective_cuts == 1 && ag_eng.s.replays == 6);
+
+    reset();                         /* cut by period detection */
+    late_collectives = 0;
+    collective_windows(0);
+    CHECK(same_order() && ag_eng.s.period_cuts >= 1 && ag_eng.s.replays > 100);
+    CHECK(late_collectives == 0 && ag_eng.s.collective_cuts >= 1);
+    CHECK(chunks_end_at(template_of(10), ends, 3, 6));
+    ag_eng.be = was;
+}
+
+/* On two streams the plan's cuts move to where they add no order (build_cuts.c); a
+ * cut after a collective stays where it is, whatever order it adds, and a plan's cut
+ * that must move may move onto it. */
+static void test_collective_streams(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    const uintptr_t a = 0x1000, b = 0x2000, e1 = 0x7500, e2 = 0x7600;
+    static const int fork_join[] = { 5, 12 }, alternating[] = { 6, 8 };
+    reset();
+    ag_eng.be = &fake_peers;
+    late_collectives = 0;
+    for (int it = 0; it < 8; it++) {       /* b's branch ends with the collective */
+        submit_on(0, 0, a);
+        submit_event_op(AG_OP_EVENT_RECORD, e1, a);
+        submit_event_op(AG_OP_EVENT_WAIT, e1, b);
+        submit_on(1, 1, b);
+        submit_collective_on(2000 + (uint64_t)it, b);   /* plan's cut before it: moved */
+        submit_on(2, 2, a);
+        submit_on(3, 3, a);
+        submit_on(4, 4, b);
+        submit_event_op(AG_OP_EVENT_RECORD, e2, b);
+        submit_event_op(AG_OP_EVENT_WAIT, e2, a);
+        submit_on(5, 5, a);
+        submit_on(6, 6, a);
+        sync_point();
+    }
+    CHECK(same_order() && late_collectives == 0 && ag_eng.s.replays == 6);
+    CHECK(chunks_end_at(template_of(12), fork_join, 2, 5));
+
+    reset();                               /* two independent streams in turn */
+    late_collectives = 0;
+    for (int it = 0; it < 8; it++) {
+        for (int k = 0; k < 8; k++)
+            if (k == 5)
+                submit_collective_on(3000 + (uint64_t)it, b);
+            else
+                submit_on(k, (uint64_t)k, k % 2 ? b : a);
+        sync_point();
+    }
+    CHECK(same_order() && late_collectives == 0 && ag_eng.s.replays == 6);
+    CHECK(chunks_end_at(template_of(8), alternating, 2, 6));
+    CHECK(ag_eng.s.collective_cuts == 1);
+    ag_eng.be = was;
+}
+
+/* Paced (chunks cut from the end, launched by the launcher thread): the chunk ending
+ * with the collective is launched by the program's thread, at the collective's call;
+ * the others still go to the launcher. */
+static void test_collective_paced(void)
+{
+    const struct ag_backend *was = ag_eng.be;
+    int slow_ns = ag_eng.p.chunk_slow_ns;
+    static const int ends[] = { 4, 6, 10 };
+    ag_eng.be = &fake_peers_threaded;
+    ag_eng.p.launch_thread = 1;
+    ag_eng.p.chunk_slow_ns = 1;
+    reset();
+    late_collectives = 0;
+    for (int it = 0; it < 8; it++) {
+        for (int k = 0; k < 10; k++) {
+            if (k == 3)
+                submit_collective_on(4000 + (uint64_t)it, 0x1000);
+            else
+                submit(k, (uint64_t)k);
+            let_launcher_run();
+        }
+        sync_point();
+    }
+    CHECK(same_order() && late_collectives == 0 && ag_eng.s.paced >= 1);
+    CHECK(chunks_end_at(template_of(10), ends, 3, 4));   /* the plan's 6 + 4, then 4 */
+    CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 6 * 2);
+    ag_eng.p.launch_thread = 0;
+    ag_eng.p.chunk_slow_ns = slow_ns;
+    ag_eng.be = was;
+}
+
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
@@ -1102,5 +1282,8 @@ int main(void)
     test_cross_chunk_waits();
     test_fast_event_mismatches();
     test_launcher();
+    test_collective_one_stream();
+    test_collective_streams();
+    test_collective_paced();
     return check_finish("test_engine");
 }
