@@ -728,6 +728,7 @@ void ag_engine_reset_for_tests(void)
     ag_eng.app_capturing = 0;
     memset(&ag_eng.k, 0, sizeof ag_eng.k);
     memset(&ag_eng.backoff, 0, sizeof ag_eng.backoff);
+    ag_eng.long_window = 0;
     ag_light_gate_update();
     ag_lock_give(&engine_lock);
 }
