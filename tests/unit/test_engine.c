@@ -99,9 +99,10 @@ static void wait_at_gate(void)
         launch_gate_ran_out = 1;
 }
 
-static int fake_launch(void *exec, const uintptr_t *streams, int nstreams)
+static int fake_launch(void *exec, uintptr_t ctx, const uintptr_t *streams, int nstreams)
 {
     struct fake_graph *e = exec;
+    CHECK(ctx == 1);                 /* the ops' context, which built it */
     wait_at_gate();
     if (launches++ == fail_launch_at)
         return 999;
@@ -917,7 +918,7 @@ static const struct ag_backend fake_events_threaded = {
 
 static int launch_state(void)
 {
-    return __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_ACQUIRE);
 }
 
 static int launch_out(void)
