@@ -403,10 +403,12 @@ struct ag_engine *ag_engine_switch(struct ag_engine *e);
 void ag_engine_drain_thread(void);
 /* Engine `e` visited by a thread that may run in another context (a process-wide
  * flush): the thread's engine is e and its lock held (collect: as ag_engine_lock,
- * else as ag_engine_lock_replay), and with several engines its context is made
- * current meanwhile where it has work.  _end gives all back. */
+ * else as ag_engine_lock_replay).  _enter, before work that needs the driver in its
+ * context (ending a window builds graphs): with several engines, its context is made
+ * current until _end, where it has work.  _end gives all back. */
 struct ag_visit { struct ag_engine *was; int token, entered; };
 void ag_engine_visit(struct ag_engine *e, struct ag_visit *v, int collect);
+void ag_engine_visit_enter(struct ag_visit *v);
 void ag_engine_visit_end(struct ag_visit *v);
 
 /* The engine whose window recorded an event last (a table by handle; a collision

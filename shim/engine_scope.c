@@ -21,18 +21,20 @@
 
 /* Runs fn(arg) in each engine, visited (engine_table.c); collect: a chunk launch
  * handed off is collected first (else fn must, where it needs to). */
-static void each_engine_as(void (*fn)(const void *arg), const void *arg, int collect)
+typedef void engine_fn(const void *arg, struct ag_visit *v);
+
+static void each_engine_as(engine_fn *fn, const void *arg, int collect)
 {
     int n = ag_engines_count();
     for (int i = 0; i < n; i++) {
         struct ag_visit v;
         ag_engine_visit(ag_engine_at(i), &v, collect);
-        fn(arg);
+        fn(arg, &v);
         ag_engine_visit_end(&v);
     }
 }
 
-static void each_engine(void (*fn)(const void *arg), const void *arg)
+static void each_engine(engine_fn *fn, const void *arg)
 {
     each_engine_as(fn, arg, 1);
 }
@@ -78,20 +80,24 @@ static int in_scope(const struct call *c)
     return 1;
 }
 
-static void before_in_engine(const void *arg)
+static void before_in_engine(const void *arg, struct ag_visit *v)
 {
     const struct call *c = arg;
     unsigned reason = c->policy & AG_POLICY_REASON_MASK;
-    if (reason && in_scope(c))
+    if (reason && in_scope(c)) {
+        ag_engine_visit_enter(v);
         ag_engine_end_window((enum ag_flush_reason)reason);
+    }
     if (c->policy & AG_POLICY_EVENT_GONE)
         ag_engine_event_gone(c->arg0);
     if (c->policy & AG_POLICY_STREAM_GONE)
         ag_stream_gone(c->arg0);
     if (c->policy & AG_POLICY_DROP_GRAPHS)
         ag_engine_drop_all("a function was reconfigured or a context destroyed");
-    if (c->policy & AG_POLICY_UNLOAD)
+    if (c->policy & AG_POLICY_UNLOAD) {
+        ag_engine_visit_enter(v);    /* a module of another context: asked there */
         ag_engine_drop_unloaded(c->entry, c->arg0);
+    }
 }
 
 void ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx)
@@ -104,8 +110,9 @@ void ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx)
     each_engine(before_in_engine, &c);
 }
 
-static void end_in_engine(const void *arg)
+static void end_in_engine(const void *arg, struct ag_visit *v)
 {
+    ag_engine_visit_enter(v);
     ag_engine_end_window(*(const enum ag_flush_reason *)arg);
 }
 
@@ -156,8 +163,9 @@ void ag_engine_after(int entry, int result)
     ag_engine_unlock();
 }
 
-static void drop_in_engine(const void *why)
+static void drop_in_engine(const void *why, struct ag_visit *v)
 {
+    (void)v;
     ag_engine_drop_all(why);
 }
 
@@ -167,8 +175,9 @@ void ag_engine_drop_graphs(const char *why)
         each_engine(drop_in_engine, why);
 }
 
-static void stream_in_engine(const void *stream)
+static void stream_in_engine(const void *stream, struct ag_visit *v)
 {
+    (void)v;
     ag_stream_alive(*(const uintptr_t *)stream);
 }
 
@@ -185,9 +194,10 @@ void ag_engine_stream_created(uintptr_t stream)
 
 struct freed { uintptr_t base; size_t size; };
 
-static void freed_in_engine(const void *arg)
+static void freed_in_engine(const void *arg, struct ag_visit *v)
 {
     const struct freed *f = arg;
+    (void)v;
     ag_engine_count_freed(f->base, f->size);
 }
 
@@ -205,8 +215,9 @@ void ag_engine_memory_freed(uintptr_t base, size_t size)
 
 /* ---- events made and destroyed (replay_events.c does each engine's part) ---------- */
 
-static void event_made_in_engine(const void *event)
+static void event_made_in_engine(const void *event, struct ag_visit *v)
 {
+    (void)v;
     ag_events_made(*(const uintptr_t *)event);
 }
 
@@ -223,9 +234,10 @@ void ag_engine_event_created(uintptr_t event)
 
 struct destroy { uintptr_t event; int how; };
 
-static void destroy_in_engine(const void *arg)
+static void destroy_in_engine(const void *arg, struct ag_visit *v)
 {
     struct destroy *d = (struct destroy *)arg;
+    (void)v;
     int how = ag_events_destroying(d->event);
     if (how > d->how)                /* held by one, a flush point for one: the flush */
         d->how = how;

@@ -130,7 +130,13 @@ void ag_engine_visit(struct ag_engine *e, struct ag_visit *v, int collect)
         ag_engine_lock();
     else
         ag_engine_lock_replay();
-    if (ag_engines_count() > 1 && engine_busy(e) && ag_engine_key(e) && e->be->enter_context)
+}
+
+void ag_engine_visit_enter(struct ag_visit *v)
+{
+    struct ag_engine *e = &ag_eng;
+    if (!v->entered && ag_engines_count() > 1 && engine_busy(e) && ag_engine_key(e) &&
+        e->be->enter_context)
         v->entered = e->be->enter_context(ag_engine_key(e), &v->token) == 0;
 }
 
