@@ -76,8 +76,8 @@ md_pair() {
 }
 
 @test "two GPUs: every mode in one process, with the launcher thread pacing chunks" {
-    # AUTOGRAPH_CHUNK_SLOW_US=0 never paces; 1 paces nearly every window: both engines'
-    # launcher threads launch chunks
+    # AUTOGRAPH_CHUNK_SLOW_US=1: a window whose program spends over 1 us of its own
+    # between calls is paced, its chunks handed to its own engine's launcher thread
     md_pair two_devices_static all 100
     eg_pair_cmd "two_devices paced" AUTOGRAPH_CHUNK_SLOW_US=1 \
         "$AG_BIN/two_devices_static" all 100
