@@ -366,8 +366,10 @@ int ag_engine_offer(struct ag_op *op)
     if (!ag_engine_running())
         return AG_PASS;
     (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
-    if (ag_engine_select(op->ctx) == NULL)
-        return AG_PASS;              /* a context beyond the table's */
+    if (ag_engine_select(op->ctx) == NULL) {  /* a context beyond the table's: its ops */
+        ag_engine_flush(AG_FLUSH_CONTEXT);     /* may depend on any engine's held work */
+        return AG_PASS;
+    }
     ag_engine_lock_replay();
     if (!replay_may_hold(op))
         ag_launch_collect();

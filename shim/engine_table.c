@@ -6,7 +6,8 @@
  * for the other device's lock, and a thread switching devices keeps a window per
  * device: its steps on each one repeat, and are graphed, however they interleave.
  * The table is made on first use of a context, never shrinks (AG_ENGINES_MAX; the ops
- * of a context beyond that pass through), and is read without a lock: an entry is
+ * of a context beyond that pass through, each ending every engine's window: engine.c),
+ * and is read without a lock: an entry is
  * written once, before the count that publishes it.  Engine 0 is the first context's;
  * each thread keeps its engine and that engine's context in ag_thread_hot, so that
  * finding the engine of an op is one compare while a thread stays in one context.
