@@ -432,10 +432,28 @@ static int better_start(const struct ag_template *a, const struct ag_template *b
  * template, where credits alone would pick one of them for both.  NULL: no window
  * shape followed the last one AG_SUCCESSOR_SURE times in a row, or no template of
  * that shape starts with this op. */
+/* The successor entry of window shape `before`: its own, else (want_slot) the one its
+ * set gives up, the least recently noted; NULL when it has none and !want_slot.  Sets
+ * of AG_SUCCESSOR_WAYS: a cycle of a few shapes keeps every shape's successor, where a
+ * direct-mapped table lost one to a collision in a third of the runs. */
+static struct ag_successor *successor_of(uint64_t before, int want_slot)
+{
+    struct ag_successor *set = &ag_eng.successors[before % (AG_SUCCESSORS / AG_SUCCESSOR_WAYS) *
+                                                  AG_SUCCESSOR_WAYS];
+    struct ag_successor *oldest = set;
+    for (int k = 0; k < AG_SUCCESSOR_WAYS; k++) {
+        if (set[k].before == before)
+            return &set[k];
+        if (set[k].noted < oldest->noted)
+            oldest = &set[k];
+    }
+    return want_slot ? oldest : NULL;
+}
+
 static struct ag_template *after_last_window(const struct ag_start *s)
 {
-    const struct ag_successor *e = &ag_eng.successors[ag_eng.last_hash % AG_SUCCESSORS];
-    if (ag_eng.last_hash == 0 || e->before != ag_eng.last_hash || e->streak < AG_SUCCESSOR_SURE)
+    const struct ag_successor *e = successor_of(ag_eng.last_hash, 0);
+    if (ag_eng.last_hash == 0 || e == NULL || e->streak < AG_SUCCESSOR_SURE)
         return NULL;
     for (struct ag_template *t = s->list; t; t = t->next_same_start)
         if (!t->retired && t->hash == e->next)
@@ -445,14 +463,17 @@ static struct ag_template *after_last_window(const struct ag_start *s)
 
 void ag_successor_note(uint64_t before, uint64_t next)
 {
-    struct ag_successor *e = &ag_eng.successors[before % AG_SUCCESSORS];
+    struct ag_successor *e;
     if (before == 0)
         return;
+    e = successor_of(before, 1);
     if (e->before == before && e->next == next) {
         e->streak += e->streak < AG_SUCCESSOR_SURE;
+        e->noted = ag_eng.judged;
         return;
     }
-    *e = (struct ag_successor){ .before = before, .next = next, .streak = 1 };
+    *e = (struct ag_successor){ .before = before, .next = next, .streak = 1,
+                                .noted = ag_eng.judged };
 }
 
 struct ag_template *ag_template_find_start(uint64_t start_key)

@@ -285,6 +285,8 @@ static void judge_window(void)
         ag_skim_futile();
     if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
+    if (why == AG_SKIP_NONE && ag_backoff_active())
+        why = AG_SKIP_BACKOFF;
     if (why != AG_SKIP_NONE) {
         skip_window(why);
         return;
@@ -320,8 +322,11 @@ static void look_for_period(void)
 {
     struct ag_window *w = &ag_eng.w;
     size_t start;
-    int len = ag_window_period(w, &start);
+    int len;
 
+    if (ag_backoff_active())
+        return;                      /* no template now: nothing to cut for */
+    len = ag_window_period(w, &start);
     if (len == 0)
         return;
     if (start < w->full_from) {      /* seen light: record in full, look again */
@@ -652,6 +657,7 @@ void ag_engine_reset_for_tests(void)
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
     ag_sh.app_capturing = 0;
     memset(&ag_eng.k, 0, sizeof ag_eng.k);
+    memset(&ag_eng.backoff, 0, sizeof ag_eng.backoff);
     ag_light_gate_update();
     ag_engine_unlock();
 }

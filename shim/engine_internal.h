@@ -43,6 +43,11 @@
                                 * period cut from a program's first steps, or a window
                                 * that only starts like it, would hold and issue ops
                                 * back for nothing; its window is graphed anew */
+#define AG_BACKOFF_STRIKES 4   /* templates retired for their stops before a back-off */
+#define AG_BACKOFF_FEW     4   /* ... each after fewer replays to its end than this */
+#define AG_BACKOFF_PROVEN  16  /* replays to its end that clear the strikes */
+#define AG_BACKOFF_WINDOWS 64u /* judged windows of a first back-off; each doubles */
+#define AG_BACKOFF_LEVELS  6   /* doublings at most */
 
 /* Why a window was not made into a graph. */
 enum ag_skip {
@@ -61,6 +66,7 @@ enum ag_skip {
     AG_SKIP_TOO_LONG,      /* AG_WINDOW_MAX ops without a sync or a period */
     AG_SKIP_LIGHT,         /* recorded light (no args): its repeat was not expected */
     AG_SKIP_DROPPED_OFTEN, /* its graphs were dropped AG_MAX_DROPS times by the program */
+    AG_SKIP_BACKOFF,       /* templates kept being retired: none made for a while */
     AG_SKIP_COUNT
 };
 
@@ -191,6 +197,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long mismatches, period_cuts, retired, issue_failures, unrecorded;
     unsigned long light_windows, light_ops, freed_kept, skimmed_windows, skimmed_ops;
     unsigned long futile_shapes;    /* window shapes found futile (match_futile.c) */
+    unsigned long backoffs;         /* back-offs from making templates (match_backoff.c) */
     unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks cut from the end */
@@ -240,8 +247,9 @@ struct ag_tune {
 /* The window shape that followed a window shape (build_template.c): a replay starts
  * with the template of that shape where several start with the same op. */
 #define AG_SUCCESSORS      64      /* window shapes whose successor is kept (by hash) */
+#define AG_SUCCESSOR_WAYS  4       /* ... in sets of this many, the oldest replaced */
 #define AG_SUCCESSOR_SURE  2       /* times in a row before it is relied on */
-struct ag_successor { uint64_t before, next; unsigned streak; };
+struct ag_successor { uint64_t before, next; unsigned streak; uint32_t noted; };
 
 /* A window shape the engine cannot graph (match_futile.c). */
 #define AG_FUTILE_SIZE     64      /* shapes remembered */
@@ -353,6 +361,11 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     int light;                  /* record light: nothing has repeated for a while */
     int varied_streak;          /* sync-delimited windows in a row that differed */
     struct ag_skim k;
+    struct ag_backoff {         /* match_backoff.c */
+        unsigned strikes, level;
+        unsigned long replayed, stopped;   /* replays to the end, and stopped, since */
+        uint32_t until;         /* no template made before `judged` reaches it */
+    } backoff;
     struct ag_dead_streams dead_streams;
     struct ag_events ev;
     struct ag_template *building;   /* report_introspect.c: built, not registered yet */
@@ -575,6 +588,12 @@ int ag_skim_take(const struct ag_op *op);   /* a light op still skimmed: 1 */
 void ag_skim_choose(void);          /* after a light window that differed */
 void ag_skim_stop(const char *why);
 void ag_skim_window_end(enum ag_flush_reason reason, int alone);
+
+/* match_backoff.c */
+void ag_backoff_strike(void);
+void ag_backoff_replayed(const struct ag_template *t);
+void ag_backoff_stopped(void);
+int ag_backoff_active(void);
 
 /* match_futile.c */
 uint64_t ag_futile_fold(uint64_t fingerprint, uint64_t word);

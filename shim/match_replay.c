@@ -79,6 +79,7 @@ void ag_replay_abort(const char *why)
         ag_issue_held(held_from());
         t->mismatches++;
         ag_eng.s.mismatches++;
+        ag_backoff_stopped();
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }
@@ -95,8 +96,11 @@ void ag_replay_mismatch(const char *why)
 {
     struct ag_template *t = ag_eng.r.t;
     ag_replay_abort(why);
-    if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays)
+    if (t && why && t->mismatches >= AG_MISMATCH_RETIRE && t->mismatches > 4 * t->replays) {
+        if (t->replays < AG_BACKOFF_FEW)
+            ag_backoff_strike();     /* it hardly ever worked */
         ag_template_retire(t, "its replays keep stopping before its end");
+    }
 }
 
 static int ensure_pending(const struct ag_template *t)
@@ -228,6 +232,7 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
     }
     t->replays++;
     ag_eng.s.replays++;
+    ag_backoff_replayed(t);
     ag_replay_abort(NULL);
     return AG_HELD;
 }

@@ -32,6 +32,7 @@ static const char *const skip_names[AG_SKIP_COUNT] = {
     [AG_SKIP_TOO_LONG] = "too_long",
     [AG_SKIP_LIGHT] = "recorded_light",
     [AG_SKIP_DROPPED_OFTEN] = "dropped_often",
+    [AG_SKIP_BACKOFF] = "backoff",
 };
 
 const char *ag_skip_name(enum ag_skip why)
@@ -225,6 +226,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
     fprintf(out, "%sretired %lu\n", prefix, s->retired);
+    fprintf(out, "%sbackoffs %lu\n", prefix, s->backoffs);
     fprintf(out, "%sevicted %lu\n", prefix, s->evicted);
     fprintf(out, "%sevents_parked %lu\n", prefix, s->events_parked);
     fprintf(out, "%sevents_repointed %lu\n", prefix, s->events_repointed);

@@ -2,7 +2,8 @@
 """gpu_corpus.py -- the regression corpus of gpu_validate.sh's traces (issue 33, part 4):
 the 1-connection traces of its workloads, trimmed to a few iterations, with their graph
 data and the classification the analyzer gives them (tests/analyzer/h100/gpu_validate/,
-checked by tests/bats/analyzer_corpus.bats).
+checked by tests/bats/analyzer_corpus.bats).  expect and check serve any folder of
+traces with their graph data beside them: tests/analyzer/h100/kineto_graph/ too.
 
     gpu_corpus.py keep OUTDIR DEST [--iterations N] [--analyzer PATH]
         From a gpu_validate.sh OUTDIR: each NAME_c1.json.gz, trimmed to its first N + 2

@@ -11,6 +11,10 @@
 #     stream's last), none in the graph's, submission times estimated from the host's
 #     timed calls
 #   - the annotated trace is valid JSON and reads back
+# and on a PyTorch 2.11 profiler trace of CUDA graph replays with the graph data
+# libautograph wrote for that run (tests/analyzer/h100/kineto_graph/, its README says
+# what it is): expected.json the same way, every record mapped to its node by demangled
+# name and order, each branch's dependencies on the branch's stream.
 # Needs: build/autograph-analyze (make), python3.  Honours AG_TEST_ROOT (the sanitizer
 # suites' build).
 
@@ -18,6 +22,7 @@ setup_file() {
     export TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
     export AN="${AG_TEST_ROOT:-$TOP}/build/autograph-analyze"
     export CORPUS="$TOP/tests/analyzer/h100/gpu_validate"
+    export KINETO="$TOP/tests/analyzer/h100/kineto_graph"
 }
 
 setup() {
@@ -137,4 +142,34 @@ eager_false() {
     run bash "$TOP/tests/analyzer/gpu_validate.sh" --predict "$d/graph_c_c1.json.gz" graph
     echo "graph_c, no graph file: $output"
     [[ "$output" == $'n/a\tn/a\tn/a\t0\tno estimate: no graph file for exec graph 2'* ]]
+}
+
+# PyTorch 2.11's profiler writes no node ids: the replays (12 alike branches of 10
+# kernels, each branch on a stream of its own, 20 replays) are mapped to the graph data
+# by name, whose names are mangled where the trace's are demangled, and whose copy node
+# ran as the driver's memcpy32_post.  Every record mapped, none ambiguous, decided; the
+# graph's dependencies inside a branch join records of one stream (the branch a record
+# continues is told by its stream, not taken from the first alike node), those from
+# the root and into the join cross from or to stream 7; no false dependency has a path.
+@test "analyzer corpus: PyTorch graph replays without node ids: names demangled, every record mapped, decided" {
+    local d="$BATS_TEST_TMPDIR" j="$BATS_TEST_TMPDIR/k.json"
+    run python3 "$TOP/tests/analyzer/gpu_corpus.py" check "$KINETO" --analyzer "$AN"
+    echo "$output"
+    [ "$output" = "corpus ok: 1 traces" ]
+    run "$AN" --json "$j" --annotate "$d/k.ann.json" "$KINETO/torch_graph.json.gz"
+    echo "$output" | head -n 16
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"graph files: 1 exec graph(s)"* ]]
+    [ "$(json_get "$j" 'r["status"], r["groups"][0]["replay_count"]')" = "('decided', 20)" ]
+    [ "$(json_get "$j" '[r["groups"][0]["mapping"][k] for k in ("exact", "by_stream", "ambiguous", "unmapped")]')" = "[786, 1694, 0, 0]" ]
+    [ "$(json_get "$j" 'r["groups"][0]["serializations"]')" = "{'true': 2064, 'false': 308, 'ambiguous': 0, 'unclassified': 0}" ]
+    [ "$(json_get "$d/k.ann.json" '
+sorted(__import__("collections").Counter(
+    "same" if s["tid"] == f["tid"] else "stream 7" if 7 in (s["tid"], f["tid"]) else "across"
+    for s in r["traceEvents"] if s.get("cat") == "autograph.true_dependency" and s["ph"] == "s"
+    for f in [next(x for x in r["traceEvents"] if x.get("cat") == s["cat"] and x["ph"] == "f" and x["id"] == s["id"])]
+).items())')" = "[('same', 2220), ('stream 7', 480)]" ]
+    run python3 "$TOP/scripts/trace_check.py" falsedeps "$j"
+    echo "$output"
+    [ "$status" -eq 0 ]
 }

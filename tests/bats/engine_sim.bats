@@ -851,6 +851,8 @@ staged() {
     same plain shim "cycle_shapes 400" || return 1
     load shim
     echo "templates=${S[templates]} replays=${S[replays]} mismatches=${S[mismatches]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
-    want launches_graphed -ge 5600         # of 6400 (0 before both changes)
+    want launches_graphed -ge 5800         # of 6400 (0 before both changes; often less
+                                           # while a direct-mapped successor table lost
+                                           # one of the 8 shapes to a collision)
     want mismatches -le 80
 }

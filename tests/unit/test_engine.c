@@ -403,6 +403,42 @@ static void test_mismatch_retire(void)
     CHECK(builds == 2 && same_order());
 }
 
+/* Back-off (match_backoff.c): templates retired for their stops AG_BACKOFF_STRIKES
+ * times in a row stop the making of templates for AG_BACKOFF_WINDOWS judged windows
+ * (a window that repeats is not built: `skip backoff`); then it is built as before,
+ * and order is kept throughout. */
+static void test_backoff(void)
+{
+    int built;
+    reset();
+    for (int r = 0; r < AG_BACKOFF_STRIKES; r++) {
+        for (int it = 0; it < 3; it++) {      /* built */
+            for (int k = 0; k < 8; k++)
+                submit(300 + 20 * r + k, (uint64_t)k);
+            sync_point();
+        }
+        for (int it = 0; it < AG_MISMATCH_RETIRE + 2; it++) {
+            for (int k = 0; k < 8; k++)       /* the same start, op 4 new each time */
+                submit(k == 4 ? 400 + 40 * r + it : 300 + 20 * r + k, (uint64_t)k);
+            sync_point();
+        }
+    }
+    CHECK(ag_eng.s.retired == AG_BACKOFF_STRIKES && ag_eng.s.backoffs == 1);
+    built = builds;
+    for (int it = 0; it < (int)AG_BACKOFF_WINDOWS / 2; it++) {
+        for (int k = 0; k < 8; k++)           /* repeats, but no template is made */
+            submit(600 + k, (uint64_t)(it * 8 + k));
+        sync_point();
+    }
+    CHECK(builds == built && ag_eng.s.skip[AG_SKIP_BACKOFF] > 0 && same_order());
+    for (int it = 0; it < (int)AG_BACKOFF_WINDOWS; it++) {
+        for (int k = 0; k < 8; k++)           /* the interval is over: graphed */
+            submit(600 + k, (uint64_t)(it * 8 + k));
+        sync_point();
+    }
+    CHECK(builds > built && ag_eng.s.replays > 0 && ag_eng.s.backoffs == 1 && same_order());
+}
+
 /* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
@@ -1115,6 +1151,7 @@ int main(void)
     test_skimming();
     test_futile();
     test_mismatch_retire();
+    test_backoff();
     test_same_start_windows();
     test_memory_freed();
     test_chunk_tuning();

@@ -29,6 +29,11 @@ def build(branches):
     streams = [torch.cuda.Stream() for _ in range(branches)]
     g = torch.cuda.CUDAGraph()
     side = torch.cuda.Stream()
+    for x, w, s in zip(xs, ws, streams):    # warm-up: cuBLAS makes its handle and
+        s.wait_stream(torch.cuda.current_stream())  # workspaces outside the capture
+        with torch.cuda.stream(s):
+            torch.relu((x + head) @ w)
+    torch.cuda.synchronize()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         with torch.cuda.graph(g, stream=side):
