@@ -10,14 +10,15 @@
 #   --bench      tests/bench/loose_bench.sh and/or dyn_bench.sh last, on an idle GPU
 #   --reps N     timing processes per side for the benches (default 3)
 #   --only       GPU suites to run (default: engine,safety,liveness,gpu,introspect,
-#                resolver,torch,realistic, then trace alone)
+#                resolver,torch,realistic,multi_device (skips with fewer than 2 GPUs),
+#                then trace alone)
 # Writes OUTDIR/gpu_check.tgz (logs, TAP files, tables) and prints per-suite counts, the
 # failures and the realistic suite's graphed shares.  Runs the bats of PATH, or .carry's
 # (make carry).  Waits on its own background jobs only (`wait`): never on pgrep, which
 # would find the shell running it.
 set -uo pipefail
 
-validate=0 bench= reps=3 suites="engine,safety,liveness,gpu,introspect,resolver,torch,realistic"
+validate=0 bench= reps=3 suites="engine,safety,liveness,gpu,introspect,resolver,torch,realistic,multi_device"
 while [ $# -gt 1 ]; do
     case $1 in
     --validate) validate=1; shift ;;

@@ -3,7 +3,9 @@
  * The engine (engine*.c) decides what to record, hold, build and replay; a backend
  * does it on a real driver.  backend_cuda.c is the CUDA driver backend; the unit
  * tests supply a fake one.  Handles are opaque pointers; results are the driver's
- * error codes (0 is success).  All calls are made with the engine lock held.
+ * error codes (0 is success).  All calls are made with the lock of the engine whose
+ * work they do held (one engine per context: engine_table.c), so two engines may call
+ * at once: what the backend keeps per context is its own per context.
  */
 #ifndef AG_BACKEND_H
 #define AG_BACKEND_H
@@ -43,14 +45,24 @@ struct ag_backend {
      * ends the window instead. */
     int (*destroy_event)(uintptr_t event);
 
-    /* Launches `exec` on streams[0], after all work already submitted to every
-     * streams[i] and before any work submitted to them later. */
-    int (*launch)(void *exec, const uintptr_t *streams, int nstreams);
+    /* Launches `exec`, built in context ctx, on streams[0], after all work already
+     * submitted to every streams[i] and before any work submitted to them later. */
+    int (*launch)(void *exec, uintptr_t ctx, const uintptr_t *streams, int nstreams);
 
     /* Makes context `ctx` current on the calling thread: the engine's launcher thread
      * (replay_launcher.c), before it patches and launches chunks of that context for
      * the program's threads.  NULL: the program's threads launch every chunk. */
     int (*use_context)(uintptr_t ctx);
+
+    /* Makes context ctx current on the calling thread for a while (a thread of another
+     * context ending this context's window: engine_table.c), and puts back what was
+     * current; *token says what leave_context undoes.  NULL: never needed. */
+    int (*enter_context)(uintptr_t ctx, int *token);
+    void (*leave_context)(int token);
+
+    /* The device ordinal of the calling thread's current context, or -1 (the exit
+     * summary's per-context lines).  NULL: unknown. */
+    int (*current_device)(void);
 
     /* Release what build/instantiate returned (errors are ignored). */
     void (*release_graph)(void *graph, void **nodes, int n);

@@ -13,6 +13,9 @@
  * (backend_cuda_join.c, which skips the joins and delays the fork backs it can).  A
  * kernel whose dynamic shared memory limit the program lowered after the op was held
  * has it lifted around its capture, issue or patch (record_smem.c).
+ * The capture streams and events, and the placeholder event, are per context (one
+ * engine per context: engine_table.c): each engine builds with its context's own,
+ * under its own lock, while another engine builds with its.
  * Driver calls go to the real functions, never through the shim's wrappers.
  */
 #include "backend.h"
@@ -23,6 +26,7 @@
 #include "log.h"
 #include "record_ops.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,13 +41,41 @@ struct node {                   /* what patching a node needs */
     } p;
 };
 
-static struct {
+struct objects {                /* a context's: used under its engine's lock only */
     CUcontext ctx;              /* where the objects below live */
     CUstream capture[AG_MAX_SLOTS];
     CUevent *events;            /* capture events: one per op + one per slot */
     size_t nevents;
     CUevent placeholder;        /* what parked event nodes name (backend_set_event) */
-} be;
+};
+
+#define CONTEXTS 16             /* as many as the engine has engines (AG_ENGINES_MAX) */
+static struct objects contexts[CONTEXTS];
+static int ncontexts;           /* published after its entry is written */
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The objects of ctx (made on first use: create), or NULL. */
+static struct objects *objects_of(CUcontext ctx, int create)
+{
+    struct objects *o = NULL;
+    int n = __atomic_load_n(&ncontexts, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (contexts[i].ctx == ctx)
+            return &contexts[i];
+    if (!create || ctx == NULL)
+        return NULL;
+    pthread_mutex_lock(&contexts_lock);
+    for (int i = 0; i < ncontexts && o == NULL; i++)
+        if (contexts[i].ctx == ctx)
+            o = &contexts[i];
+    if (o == NULL && ncontexts < CONTEXTS) {
+        o = &contexts[ncontexts];
+        o->ctx = ctx;
+        __atomic_store_n(&ncontexts, ncontexts + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&contexts_lock);
+    return o;
+}
 
 /* ---- context and objects ----------------------------------------------------------- */
 
@@ -69,37 +101,36 @@ void ag_cuda_leave_context(int pushed)
     CUcontext ignored;
     if (pop == NULL)
         pop = (__typeof__(&cuCtxPopCurrent))ag_driver_proc("cuCtxPopCurrent");
-    if (pushed && pop)
+    if (pushed && pop) {
         pop(&ignored);
+        ag_thread_hot.known_generation = 0;  /* what was asked meanwhile is not current */
+    }
 }
 
-static CUresult ensure_objects(CUcontext ctx, int nslots, size_t nevents)
+static CUresult ensure_objects(struct objects *o, int nslots, size_t nevents)
 {
     DRIVER(stream_create, cuStreamCreate);
     DRIVER(event_create, cuEventCreate);
     CUresult rc;
 
-    if (be.ctx != NULL && be.ctx != ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;   /* graphs of one context only, for now */
-    be.ctx = ctx;
     for (int s = 0; s < nslots; s++)
-        if (be.capture[s] == NULL &&
-            (rc = stream_create(&be.capture[s], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+        if (o->capture[s] == NULL &&
+            (rc = stream_create(&o->capture[s], CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
             return rc;
-    if (be.placeholder == NULL &&
-        (rc = event_create(&be.placeholder, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+    if (o->placeholder == NULL &&
+        (rc = event_create(&o->placeholder, CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
         return rc;
-    if ((rc = ag_join_prepare(ctx)) != CUDA_SUCCESS)
+    if ((rc = ag_join_prepare(o->ctx)) != CUDA_SUCCESS)
         return rc;
-    if (nevents > be.nevents) {
-        CUevent *grown = realloc(be.events, nevents * sizeof *grown);
+    if (nevents > o->nevents) {
+        CUevent *grown = realloc(o->events, nevents * sizeof *grown);
         if (grown == NULL)
             return CUDA_ERROR_OUT_OF_MEMORY;
-        be.events = grown;
-        for (size_t e = be.nevents; e < nevents; e++) {
-            if ((rc = event_create(&be.events[e], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+        o->events = grown;
+        for (size_t e = o->nevents; e < nevents; e++) {
+            if ((rc = event_create(&o->events[e], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
                 return rc;
-            be.nevents = e + 1;
+            o->nevents = e + 1;
         }
     }
     return CUDA_SUCCESS;
@@ -150,7 +181,8 @@ static int backend_issue(const struct ag_op *op)
 
 /* ---- build ------------------------------------------------------------------------ */
 
-static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
+static CUresult keep_node(const struct objects *o, const struct ag_op *op, CUstream s,
+                          struct node **out)
 {
     DRIVER(capture_info, cuStreamGetCaptureInfo);
     DRIVER(kernel_params, cuGraphKernelNodeGetParams);
@@ -171,7 +203,7 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
         return CUDA_ERROR_OUT_OF_MEMORY;
     n->node = deps[0];
     n->kind = op->kind;
-    n->ctx = be.ctx;
+    n->ctx = o->ctx;
     if (ag_is_event_op(op->kind))
         rc = CUDA_SUCCESS;             /* backend_set_event needs the node only */
     else if (op->kind == AG_OP_KERNEL)
@@ -190,13 +222,14 @@ static CUresult keep_node(const struct ag_op *op, CUstream s, struct node **out)
 
 /* The program's event of an event op; 0 (destroyed since it was recorded, within
  * the window: replay_events.c): the placeholder, which every replay patches. */
-static CUevent program_event(const struct ag_op *op)
+static CUevent program_event(const struct objects *o, const struct ag_op *op)
 {
-    return op->event ? (CUevent)op->event : be.placeholder;
+    return op->event ? (CUevent)op->event : o->placeholder;
 }
 
 /* Issues op j of a chunk into the capture on stream s. */
-static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct node **node)
+static CUresult capture_op(const struct objects *o, const struct ag_op *op, int j, CUstream s,
+                           struct node **node)
 {
     DRIVER(record, cuEventRecord);
     DRIVER(record_flags, cuEventRecordWithFlags);
@@ -205,35 +238,35 @@ static CUresult capture_op(const struct ag_op *op, int j, CUstream s, struct nod
 
     switch (op->kind) {
     case AG_OP_EVENT_RECORD:
-        rc = record(be.events[j], s);
+        rc = record(o->events[j], s);
         if (rc == CUDA_SUCCESS)
-            rc = record_flags(program_event(op), s, CU_EVENT_RECORD_EXTERNAL);
-        return rc ? rc : keep_node(op, s, node);
+            rc = record_flags(program_event(o, op), s, CU_EVENT_RECORD_EXTERNAL);
+        return rc ? rc : keep_node(o, op, s, node);
     case AG_OP_EVENT_WAIT:
         if (op->link >= 0)
-            return wait(s, be.events[op->link], 0);
+            return wait(s, o->events[op->link], 0);
         if (op->link == AG_LINK_EXTERNAL) {
-            rc = wait(s, program_event(op), CU_EVENT_WAIT_EXTERNAL);
-            return rc ? rc : keep_node(op, s, node);
+            rc = wait(s, program_event(o, op), CU_EVENT_WAIT_EXTERNAL);
+            return rc ? rc : keep_node(o, op, s, node);
         }
         return CUDA_SUCCESS;                 /* implied by the chunk order */
     default:
         rc = ag_cuda_issue(op, s);
-        return rc ? rc : keep_node(op, s, node);
+        return rc ? rc : keep_node(o, op, s, node);
     }
 }
 
 /* Joins capture streams 1.. into stream 0 (fork: the other way round). */
-static CUresult join_streams(int nslots, size_t first_event, int fork)
+static CUresult join_streams(const struct objects *o, int nslots, size_t first_event, int fork)
 {
     DRIVER(record, cuEventRecord);
     DRIVER(wait, cuStreamWaitEvent);
     CUresult rc = CUDA_SUCCESS;
     for (int s = 1; s < nslots && rc == CUDA_SUCCESS; s++) {
-        CUevent e = be.events[first_event + (size_t)s];
-        rc = record(e, fork ? be.capture[0] : be.capture[s]);
+        CUevent e = o->events[first_event + (size_t)s];
+        rc = record(e, fork ? o->capture[0] : o->capture[s]);
         if (rc == CUDA_SUCCESS)
-            rc = wait(fork ? be.capture[s] : be.capture[0], e, 0);
+            rc = wait(fork ? o->capture[s] : o->capture[0], e, 0);
     }
     return rc;
 }
@@ -289,17 +322,18 @@ static void legacy_order_init(struct legacy_order *lo, const struct ag_op *ops, 
 }
 
 /* Stream `to` of the capture waits for what stream `from` has captured so far. */
-static CUresult capture_edge(int from, int to, size_t first_event)
+static CUresult capture_edge(const struct objects *o, int from, int to, size_t first_event)
 {
     DRIVER(record, cuEventRecord);
     DRIVER(wait, cuStreamWaitEvent);
-    CUevent e = be.events[first_event + (size_t)from];
-    CUresult rc = record(e, be.capture[from]);
-    return rc ? rc : wait(be.capture[to], e, 0);
+    CUevent e = o->events[first_event + (size_t)from];
+    CUresult rc = record(e, o->capture[from]);
+    return rc ? rc : wait(o->capture[to], e, 0);
 }
 
 /* Before op on `slot` is captured: the implicit orders it is owed become edges. */
-static CUresult legacy_before(struct legacy_order *lo, int slot, size_t first_event)
+static CUresult legacy_before(const struct objects *o, struct legacy_order *lo, int slot,
+                              size_t first_event)
 {
     unsigned bit = 1u << slot;
     CUresult rc = CUDA_SUCCESS;
@@ -308,10 +342,10 @@ static CUresult legacy_before(struct legacy_order *lo, int slot, size_t first_ev
     if (slot == lo->slot) {
         for (int b = 0; b < AG_MAX_SLOTS && rc == CUDA_SUCCESS; b++)
             if (lo->unordered & (1u << b))
-                rc = capture_edge(b, slot, first_event);
+                rc = capture_edge(o, b, slot, first_event);
         lo->unordered = 0;
     } else if (lo->owing & bit) {
-        rc = capture_edge(lo->slot, slot, first_event);
+        rc = capture_edge(o, lo->slot, slot, first_event);
         lo->owing &= ~bit;
     }
     return rc;
@@ -325,8 +359,8 @@ static void legacy_after(struct legacy_order *lo, int slot)
         lo->unordered |= 1u << slot;
 }
 
-static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgraph *graph,
-                              void **nodes)
+static CUresult capture_chunk(const struct objects *o, const struct ag_op *ops, int n,
+                              int nslots, CUgraph *graph, void **nodes)
 {
     DRIVER(begin, cuStreamBeginCapture);
     DRIVER(end, cuStreamEndCapture);
@@ -334,25 +368,26 @@ static CUresult capture_chunk(const struct ag_op *ops, int n, int nslots, CUgrap
     CUresult rc, end_rc;
 
     legacy_order_init(&lo, ops, n);
-    rc = begin(be.capture[0], capture_mode());
+    rc = begin(o->capture[0], capture_mode());
     if (rc != CUDA_SUCCESS)
         return rc;
-    rc = join_streams(nslots, (size_t)n, 1);
+    rc = join_streams(o, nslots, (size_t)n, 1);
     for (int j = 0; j < n && rc == CUDA_SUCCESS; j++) {
-        rc = legacy_before(&lo, ops[j].slot, (size_t)n);
+        rc = legacy_before(o, &lo, ops[j].slot, (size_t)n);
         if (rc == CUDA_SUCCESS)
-            rc = capture_op(&ops[j], j, be.capture[ops[j].slot], (struct node **)&nodes[j]);
+            rc = capture_op(o, &ops[j], j, o->capture[ops[j].slot],
+                            (struct node **)&nodes[j]);
         legacy_after(&lo, ops[j].slot);
     }
     if (rc == CUDA_SUCCESS)
-        rc = join_streams(nslots, (size_t)n, 0);
-    end_rc = end(be.capture[0], graph);
+        rc = join_streams(o, nslots, (size_t)n, 0);
+    end_rc = end(o->capture[0], graph);
     return rc != CUDA_SUCCESS ? rc : end_rc;
 }
 
 /* After a failed build, a capture stream the driver left capturing (a failed end of
  * capture can) is destroyed, to be created afresh: it must never stay capturing. */
-static void reset_capture_streams(void)
+static void reset_capture_streams(struct objects *o)
 {
     static __typeof__(&cuStreamIsCapturing) is_capturing;
     static __typeof__(&cuStreamDestroy) destroy;
@@ -362,13 +397,13 @@ static void reset_capture_streams(void)
         destroy = (__typeof__(&cuStreamDestroy))ag_driver_proc("cuStreamDestroy");
     for (int s = 0; s < AG_MAX_SLOTS; s++) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-        if (be.capture[s] == NULL || is_capturing == NULL)
+        if (o->capture[s] == NULL || is_capturing == NULL)
             continue;
-        if (is_capturing(be.capture[s], &status) != CUDA_SUCCESS ||
+        if (is_capturing(o->capture[s], &status) != CUDA_SUCCESS ||
             status != CU_STREAM_CAPTURE_STATUS_NONE) {
             if (destroy)
-                destroy(be.capture[s]);
-            be.capture[s] = NULL;
+                destroy(o->capture[s]);
+            o->capture[s] = NULL;
         }
     }
 }
@@ -378,18 +413,19 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
 {
     CUgraph graph = NULL;
     int pushed = 0;            /* enter_context may return before setting it */
-    CUresult rc = ag_cuda_enter_context((CUcontext)ops[0].ctx, &pushed);
+    struct objects *o = objects_of((CUcontext)ops[0].ctx, 1);
+    CUresult rc = o ? ag_cuda_enter_context(o->ctx, &pushed) : CUDA_ERROR_INVALID_CONTEXT;
 
     if (rc == CUDA_SUCCESS)
-        rc = ensure_objects((CUcontext)ops[0].ctx, nslots, (size_t)n + AG_MAX_SLOTS);
+        rc = ensure_objects(o, nslots, (size_t)n + AG_MAX_SLOTS);
     if (rc == CUDA_SUCCESS) {
         struct ag_smem_raised raised = { 0 };
         raise_smem_limits(&raised, ops, n);
-        rc = capture_chunk(ops, n, nslots, &graph, nodes);
+        rc = capture_chunk(o, ops, n, nslots, &graph, nodes);
         ag_smem_restore(&raised);
     }
-    if (rc != CUDA_SUCCESS)
-        reset_capture_streams();
+    if (rc != CUDA_SUCCESS && o)
+        reset_capture_streams(o);
     ag_cuda_leave_context(pushed);
     if (rc != CUDA_SUCCESS) {
         static __typeof__(&cuGraphDestroy) destroy;
@@ -437,7 +473,8 @@ static CUresult set_graph_event(const struct node *n, CUevent e)
 /* Points an event node at `event` (0: the placeholder) in exec, or else in its graph. */
 static int backend_set_event(void *exec, void *node, uintptr_t event)
 {
-    CUevent e = event ? (CUevent)event : be.placeholder;
+    const struct objects *o = objects_of(((const struct node *)node)->ctx, 0);
+    CUevent e = event ? (CUevent)event : o ? o->placeholder : NULL;
     if (e == NULL)
         return CUDA_ERROR_INVALID_HANDLE;    /* no graph was built yet */
     return exec ? set_exec_event((CUgraphExec)exec, node, e) : set_graph_event(node, e);
@@ -519,18 +556,38 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
     }
 }
 
-static int backend_launch(void *exec, const uintptr_t *streams, int nstreams)
+static int backend_launch(void *exec, uintptr_t ctx, const uintptr_t *streams, int nstreams)
 {
     CUstream handles[AG_MAX_SLOTS];
     for (int s = 0; s < nstreams; s++)
         handles[s] = ag_stream_handle(streams[s]);
-    return ag_join_launch((CUgraphExec)exec, handles, nstreams);
+    return ag_join_launch((CUgraphExec)exec, (CUcontext)ctx, handles, nstreams);
 }
 
 static int backend_use_context(uintptr_t ctx)
 {
     DRIVER(set_current, cuCtxSetCurrent);
     return set_current((CUcontext)ctx);
+}
+
+/* For a while, from a thread of another context (engine_table.c): token 1 pops. */
+static int backend_enter_context(uintptr_t ctx, int *token)
+{
+    *token = 0;
+    if (ag_record_current_context() == ctx)
+        return 0;                    /* the thread's (as the recorders know it) */
+    return ag_cuda_enter_context((CUcontext)ctx, token);
+}
+
+static void backend_leave_context(int token)
+{
+    ag_cuda_leave_context(token);
+}
+
+static int backend_current_device(void)
+{
+    CUdevice dev;
+    return ag_current_device(&dev) ? (int)dev : -1;
 }
 
 static void backend_release_graph(void *graph, void **nodes, int n)
@@ -591,6 +648,9 @@ const struct ag_backend ag_cuda_backend = {
     .patch = backend_patch,
     .launch = backend_launch,
     .use_context = backend_use_context,
+    .enter_context = backend_enter_context,
+    .leave_context = backend_leave_context,
+    .current_device = backend_current_device,
     .stream_blocking = backend_stream_blocking,
     .legacy_edges = 1,
     .kernel_unloaded = backend_kernel_unloaded,

@@ -31,16 +31,17 @@ void ag_cuda_leave_context(int pushed);
  * key); the driver's result. */
 CUresult ag_cuda_issue(const struct ag_op *op, CUstream stream);
 
-/* backend_cuda_join.c.  The events the joins use, made in ctx (the backend's one
- * context) once; 0 or the error. */
+/* backend_cuda_join.c.  The events the joins of context ctx use, made there once; 0
+ * or the error. */
 CUresult ag_join_prepare(CUcontext ctx);
 
-/* Joins streams[1..n) into streams[0] where needed, launches exec there and owes
- * the fork back of streams[1..n).  0 or the error (then nothing was launched). */
-CUresult ag_join_launch(CUgraphExec exec, const CUstream *streams, int n);
+/* Joins streams[1..n) into streams[0] where needed, launches exec (of context ctx)
+ * there and owes the fork back of streams[1..n).  0 or the error (then nothing was
+ * launched). */
+CUresult ag_join_launch(CUgraphExec exec, CUcontext ctx, const CUstream *streams, int n);
 
 /* What a call that reaches the driver, other than a held op, does first: issues the
- * fork backs owed; adds_work: the call may put work on a stream. */
+ * fork backs every context owes; adds_work: the call may put work on a stream. */
 void ag_join_settle(int adds_work);
 
 #endif

@@ -346,7 +346,7 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
 
     if (t == NULL)
         return NULL;
-    t->id = ++ag_eng.next_template_id;
+    t->id = __atomic_add_fetch(&ag_sh.next_template_id, 1, __ATOMIC_RELAXED);
     t->nops = (int)(b - a);
     copied = copy_ops(t, w, a);
     if (copied) {

@@ -1,7 +1,10 @@
 /* engine.c -- the coordinator: the engine's entry points and policy, when a window
  * ends, when it becomes a graph, when ops are held.
  *
- * One lock guards all engine state.  A recordable op is appended to the window;
+ * There is an engine per context (engine_table.c), each guarded by its own lock: an
+ * op goes to the engine of its context.  A flush point of one stream, event or
+ * context ends the windows of the engines holding its work; any other ends them all,
+ * one engine at a time.  A recordable op is appended to the window;
  * if a replay is running (or can start with it) match_replay.c decides whether it
  * is held; otherwise the caller issues it and the period detector looks at it.  At a
  * flush point the held ops are issued, and the window is compared with the one
@@ -18,18 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ag_engine ag_eng __attribute__((aligned(64)));
-static struct ag_lock engine_lock = AG_LOCK_INIT;
+struct ag_shared ag_sh;
 
 /* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 static AG_HOT int engine_running;
-AG_TLS struct ag_thread_hot ag_thread_hot __attribute__((aligned(64)));
 
-/* Takes the engine lock for the replay's fast path, which only holds ops: the calling
+/* Takes ag_eng's lock for the replay's fast path, which only holds ops: the calling
  * thread's queued light ops go in first. */
 void ag_engine_lock_replay(void)
 {
-    ag_lock_take(&engine_lock);
+    ag_lock_take(&ag_eng.lock);
     ag_light_drain();
     ag_skim_drain();
 }
@@ -41,9 +42,12 @@ void ag_engine_lock(void)
     ag_launch_collect();
 }
 
+/* A launch of another engine's is of another context: a call that depends on its
+ * work is a flush point of that engine, or of all (ag_engine_before). */
 void ag_launch_settle_slow(void)
 {
-    if (!ag_thread_hot.hook_depth) {  /* a hook runs under the lock, nothing out */
+    if (!ag_thread_hot.hook_depth &&  /* a hook runs under the lock, nothing out */
+        __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_ACQUIRE) != AG_LAUNCH_IDLE) {
         ag_engine_lock();
         ag_engine_unlock();
     }
@@ -51,14 +55,14 @@ void ag_launch_settle_slow(void)
 
 void ag_engine_unlock(void)
 {
-    ag_lock_give(&engine_lock);
+    ag_lock_give(&ag_eng.lock);
 }
 
 unsigned ag_thread_id(void)
 {
     unsigned *thread_id = &ag_thread_hot.thread_id;
     if (*thread_id == 0) {
-        *thread_id = __atomic_add_fetch(&ag_eng.next_thread_id, 1, __ATOMIC_RELAXED);
+        *thread_id = __atomic_add_fetch(&ag_sh.next_thread_id, 1, __ATOMIC_RELAXED);
         if (*thread_id > 1)           /* the light fast path is for one thread only */
             __atomic_store_n(&ag_light_gate, 0, __ATOMIC_RELAXED);
     }
@@ -67,7 +71,7 @@ unsigned ag_thread_id(void)
 
 unsigned ag_threads_seen(void)
 {
-    return __atomic_load_n(&ag_eng.next_thread_id, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ag_sh.next_thread_id, __ATOMIC_RELAXED);
 }
 
 double ag_now_us(void)
@@ -86,22 +90,25 @@ static void note_arrival(struct ag_window *w)
     }
 }
 
+/* Engine 0 gets the parameters and the backend; the engines made later copy its. */
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p)
 {
-    ag_lock_take(&engine_lock);
+    struct ag_engine *e = ag_engine_at(0);
+    ag_lock_take(&e->lock);
     if (!engine_running) {
         ag_flush_points_init();
-        ag_eng.be = backend;
-        ag_eng.p = *p;
-        if (ag_eng.p.chunk_growth < 1)
-            ag_eng.p.chunk_growth = 1;
-        if (ag_eng.p.chunk_max < ag_eng.p.chunk_first)
-            ag_eng.p.chunk_max = ag_eng.p.chunk_first;
-        ag_window_reset(&ag_eng.w);
+        e->be = backend;
+        e->p = *p;
+        if (e->p.chunk_growth < 1)
+            e->p.chunk_growth = 1;
+        if (e->p.chunk_max < e->p.chunk_first)
+            e->p.chunk_max = e->p.chunk_first;
+        e->device = -1;
+        ag_window_reset(&e->w);
         ag_dump_setup(p->dump_dir);
         __atomic_store_n(&engine_running, 1, __ATOMIC_RELEASE);
     }
-    ag_lock_give(&engine_lock);
+    ag_lock_give(&e->lock);
 }
 
 /* 0 also inside a hook (engine_hooks.c): its CUDA calls go straight to the driver. */
@@ -113,17 +120,19 @@ int ag_engine_running(void)
 int ag_engine_takes_ops(void)
 {
     return ag_engine_running() && !ag_engine_is_paused() &&
-           __atomic_load_n(&ag_eng.app_capturing, __ATOMIC_RELAXED) == 0;
+           __atomic_load_n(&ag_sh.app_capturing, __ATOMIC_RELAXED) == 0;
 }
 
 /* Opens or closes the light fast path's gate (record_light.c: ag_light_gate) after a
  * change of what it depends on, which spans the engine: light recording or skimming, a
- * replay, the program's own captures, a pause, a hook, a second thread. */
+ * replay, the program's own captures, a pause, a hook, a second thread, a second
+ * engine (the light paths do not know an op's context: they are one engine's). */
 void ag_light_gate_update(void)
 {
-    int open = ag_eng.light && ag_eng.r.t == NULL && ag_eng.app_capturing == 0 &&
+    int open = ag_eng.light && ag_eng.r.t == NULL &&
+               __atomic_load_n(&ag_sh.app_capturing, __ATOMIC_RELAXED) == 0 &&
                !ag_engine_is_paused() && !ag_thread_hot.hook_depth &&
-               ag_threads_seen() <= 1;
+               ag_threads_seen() <= 1 && ag_engines_count() <= 1;
     __atomic_store_n(&ag_light_gate, open ? 1 + (ag_eng.k.on != 0) : 0, __ATOMIC_RELAXED);
 }
 
@@ -299,7 +308,7 @@ static void note_window_length(size_t n)
 }
 
 /* Ends the window: held ops are issued; a sync-delimited window is judged. */
-static void end_window(enum ag_flush_reason reason)
+void ag_engine_end_window(enum ag_flush_reason reason)
 {
     if (ag_eng.r.t)
         ag_replay_mismatch("the window ended before the template did");
@@ -327,7 +336,7 @@ void ag_window_bound(void)
         return;
     ag_launch_collect();
     if (ag_eng.r.t == NULL)
-        end_window(AG_FLUSH_NONE);
+        ag_engine_end_window(AG_FLUSH_NONE);
 }
 
 /* After an eager op: a period found in a long run becomes a template, and the window
@@ -354,7 +363,7 @@ static void look_for_period(void)
     }
     ag_template_build(w, start, w->n, 0);
     ag_eng.s.period_cuts++;
-    end_window(AG_FLUSH_NONE);
+    ag_engine_end_window(AG_FLUSH_NONE);
 }
 
 /* ---- entry points -------------------------------------------------------------- */
@@ -368,6 +377,16 @@ static int replay_may_hold(const struct ag_op *op)
     return ag_eng.r.t && !op->light && op->ctx == ag_eng.w.ctx;
 }
 
+/* Whether op, an event record or wait, crosses engines (engine_table.c): then the
+ * caller ends every window and makes the call unrecorded. */
+static int crosses_engines(const struct ag_op *op)
+{
+    if (!ag_is_event_op(op->kind) || ag_engines_count() <= 1)
+        return 0;
+    return ag_event_crosses(op->kind, op->event, op->kind == AG_OP_EVENT_WAIT ?
+                            ag_window_link_back(&ag_eng.w, op->event) : 0);
+}
+
 int ag_engine_offer(struct ag_op *op)
 {
     struct ag_wop *o;
@@ -375,41 +394,54 @@ int ag_engine_offer(struct ag_op *op)
     if (!ag_engine_running())
         return AG_PASS;
     (void)ag_thread_id();            /* counts the threads (per-thread default stream) */
+    if (ag_engine_select(op->ctx) == NULL) {  /* a context beyond the table's: its ops */
+        ag_engine_flush(AG_FLUSH_CONTEXT);     /* may depend on any engine's held work */
+        return AG_PASS;
+    }
     ag_engine_lock_replay();
     if (!replay_may_hold(op))
         ag_launch_collect();
-    if (ag_eng.app_capturing || ag_engine_is_paused()) {
-        ag_lock_give(&engine_lock);
+    if (__atomic_load_n(&ag_sh.app_capturing, __ATOMIC_RELAXED) || ag_engine_is_paused()) {
+        ag_engine_unlock();
+        return AG_PASS;
+    }
+    if (crosses_engines(op)) {
+        ag_engine_unlock();
+        ag_engine_cross_context(op);
         return AG_PASS;
     }
     if (op->light && !ag_light_wants_full(op) && ag_skim_take(op)) {
-        ag_lock_give(&engine_lock);
+        ag_engine_unlock();
         return AG_QUEUED;            /* a false hit of the start filter: still skimmed */
     }
     ag_skim_stop("an op took the recording path");
     if (op->light && ag_light_wants_full(op)) {
-        ag_lock_give(&engine_lock);
+        ag_engine_unlock();
         return AG_RECORD_FULL;
     }
     if (op->light)
         ag_eng.s.light_ops++;
+    if (op->ctx == 0)
+        op->ctx = ag_engine_key(&ag_eng);   /* none given: the thread's engine's */
     if (ag_eng.w.n && op->ctx != ag_eng.w.ctx && ag_eng.r.t)
         ag_replay_mismatch("an op of another context");
     if (ag_eng.w.n && !op->light && ag_eng.w.ctx && op->ctx != ag_eng.w.ctx)
-        end_window(AG_FLUSH_CONTEXT);
+        ag_engine_end_window(AG_FLUSH_CONTEXT);
     if (ag_eng.p.chunk_slow_ns && ag_eng.r.t == NULL)
         note_arrival(&ag_eng.w);     /* while replaying, no clock is read */
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
     o = ag_window_append(&ag_eng.w, op);
+    if (o && op->kind == AG_OP_EVENT_RECORD)
+        ag_event_owner_note(op->event);
     if (o == NULL) {                 /* out of memory: stop graphing this window */
         ag_launch_collect();
-        end_window(AG_FLUSH_UNRECORDED);
+        ag_engine_end_window(AG_FLUSH_UNRECORDED);
         op->slot = 0xff;
         return AG_EAGER;
     }
     if (ag_eng.r.t && ag_replay_offer(op) == AG_HELD) {
-        ag_lock_give(&engine_lock);
+        ag_engine_unlock();
         return AG_HELD;
     }
     ag_launch_collect();             /* before op reaches the driver */
@@ -435,7 +467,7 @@ static void after_eager(const struct ag_op *op, int result)
         look_for_period();
     }
     if (ag_eng.w.n >= AG_WINDOW_MAX && ag_eng.r.t == NULL)
-        end_window(AG_FLUSH_UNRECORDED);
+        ag_engine_end_window(AG_FLUSH_UNRECORDED);
 }
 
 void ag_engine_done(const struct ag_op *op, int result)
@@ -443,13 +475,15 @@ void ag_engine_done(const struct ag_op *op, int result)
     after_eager(op, result);
     if (ag_eng.p.chunk_slow_ns && op->slot != 0xff)
         ag_eng.w.last_return_ns = ag_timing_now();
-    ag_lock_give(&engine_lock);
+    ag_engine_unlock();
 }
 
 void ag_engine_take_light(const struct ag_op *op)
 {
+    if (op->kind == AG_OP_EVENT_RECORD)
+        ag_event_owner_note(op->event);
     if (ag_window_append(&ag_eng.w, op) == NULL) {
-        end_window(AG_FLUSH_UNRECORDED);
+        ag_engine_end_window(AG_FLUSH_UNRECORDED);
         return;
     }
     ag_eng.s.light_ops++;
@@ -460,23 +494,27 @@ void ag_engine_light_failed(void)
 {
     ag_engine_lock();
     note_failed_op();
-    ag_lock_give(&engine_lock);
+    ag_engine_unlock();
 }
 
+/* The op's engine counts it and tells why; then every engine's window ends
+ * (engine_scope.c): an unrecorded call may read or wait on any context's work. */
 void ag_engine_unrecorded(const struct ag_op *op)
 {
     if (!ag_engine_running())
         return;
-    ag_engine_lock();
-    ag_eng.s.unrecorded++;
-    if (ag_eng.w.n || ag_eng.r.t)
-        ag_explain(op->hash, -4, "window ended by a call that cannot be graphed: %s",
-                   op->reject ? op->reject : "?");
-    end_window(AG_FLUSH_UNRECORDED);
-    ag_lock_give(&engine_lock);
+    if (ag_engine_select(op->ctx) != NULL) {
+        ag_engine_lock();
+        ag_eng.s.unrecorded++;
+        if (ag_eng.w.n || ag_eng.r.t)
+            ag_explain(op->hash, -4, "window ended by a call that cannot be graphed: %s",
+                       op->reject ? op->reject : "?");
+        ag_engine_unlock();
+    }
+    ag_engine_flush(AG_FLUSH_UNRECORDED);
 }
 
-static void drop_all(const char *why)
+void ag_engine_drop_all(const char *why)
 {
     struct ag_template *t, *tmp;
     struct ag_start *s, *stmp;
@@ -536,85 +574,11 @@ static int template_uses_unloaded(struct ag_template *t, const void *arg)
 
 /* A call of `entry` unloads module or library `handle`: drops the graphs with a kernel
  * of it (and those the backend cannot tell about).  Returns how many. */
-static int templates_drop_unloaded(int entry, uintptr_t handle)
+int ag_engine_drop_unloaded(int entry, uintptr_t handle)
 {
     struct unload u = { entry, handle };
     return templates_retire_if(template_uses_unloaded, &u,
                                "a module or library of its kernels was unloaded");
-}
-
-/* Whether a query (`entry`, its first argument arg0) can see nothing the engine
- * holds, so that it need not end the window: a query of an event or of a created
- * stream that no held op records or runs on.  With nothing held (no replay under way:
- * a chunk launch handed off was collected with the lock) every query sees the
- * driver's own state.  A window then ends at syncs only, not where a program (or a
- * watchdog thread) happened to poll.  Queries of the default streams and elapsed
- * times end the window while a replay holds anything. */
-static int query_sees_nothing_held(int entry, uintptr_t arg0)
-{
-    if (ag_eng.r.t == NULL)
-        return 1;
-    if (entry == AG_EP_cuEventQuery)
-        return arg0 != 0 && !ag_replay_holds(0, arg0);
-    if (entry == AG_EP_cuStreamQuery || entry == AG_EP_cuStreamQuery_ptsz)
-        return arg0 > AG_STREAM_PER_THREAD && !ag_replay_holds(arg0, 0);
-    return 0;
-}
-
-void ag_engine_before(int entry, uintptr_t arg0)
-{
-    unsigned policy = ag_call_policy[entry];
-    enum ag_flush_reason reason = (enum ag_flush_reason)(policy & AG_POLICY_REASON_MASK);
-    if (!ag_engine_running())
-        return;
-    ag_engine_lock();
-    if (reason == AG_FLUSH_QUERY && query_sees_nothing_held(entry, arg0))
-        ag_eng.s.queries_passed++;
-    else if (reason)
-        end_window(reason);
-    if (policy & AG_POLICY_EVENT_GONE)
-        ag_engine_event_gone(arg0);
-    if (policy & AG_POLICY_STREAM_GONE)
-        ag_stream_gone(arg0);
-    if (policy & AG_POLICY_DROP_GRAPHS)
-        drop_all("a function was reconfigured or a context destroyed");
-    if (policy & AG_POLICY_UNLOAD)
-        templates_drop_unloaded(entry, arg0);
-    ag_lock_give(&engine_lock);
-}
-
-void ag_engine_after(int entry, int result)
-{
-    unsigned policy = ag_call_policy[entry];
-    if (!ag_engine_running())
-        return;
-    ag_engine_lock();
-    if ((policy & AG_POLICY_CAPTURE_BEGIN) && result == 0) {
-        ag_eng.app_capturing++;
-        ag_eng.s.skip[AG_SKIP_APP_CAPTURE]++;
-    }
-    if ((policy & AG_POLICY_CAPTURE_END) && ag_eng.app_capturing > 0)
-        ag_eng.app_capturing--;
-    ag_light_gate_update();
-    ag_lock_give(&engine_lock);
-}
-
-void ag_engine_flush(enum ag_flush_reason reason)
-{
-    if (!ag_engine_running())
-        return;
-    ag_engine_lock();
-    end_window(reason);
-    ag_lock_give(&engine_lock);
-}
-
-void ag_engine_drop_graphs(const char *why)
-{
-    if (!ag_engine_running())
-        return;
-    ag_engine_lock();
-    drop_all(why);
-    ag_lock_give(&engine_lock);
 }
 
 /* ---- events the program destroys ------------------------------------------------ */
@@ -634,6 +598,7 @@ static int template_loses_event(struct ag_template *t, const void *arg)
  * naming it has those nodes parked on a placeholder or, where that fails, goes. */
 void ag_engine_event_gone(uintptr_t event)
 {
+    ag_event_owner_forget(event);
     ag_window_forget_event(&ag_eng.w, event);
     ag_events_mark_dead(event);
     templates_retire_if(template_loses_event, &event,
@@ -683,52 +648,40 @@ int ag_stream_is_dead(uintptr_t stream)
     return 0;
 }
 
-void ag_engine_stream_created(uintptr_t stream)
+/* The program made a stream with this handle: no longer a dead one here. */
+void ag_stream_alive(uintptr_t stream)
 {
     struct ag_dead_streams *d = &ag_eng.dead_streams;
-    if (!ag_engine_running() || __atomic_load_n(&d->count, __ATOMIC_RELAXED) == 0)
-        return;
-    ag_engine_lock();
     for (int i = 0; i < d->count; i++)
         if (d->ring[i] == stream)
             d->ring[i] = 0;              /* the handle is a live stream again */
-    ag_lock_give(&engine_lock);
 }
 
-/* A graph pointing into memory being freed is kept: a replay gathers the program's
- * arguments and patches every node whose bytes differ from those its executable holds
- * before launching it, so it never launches with the freed pointer unless the program
- * passes that pointer again (its memory allocated anew, or a dead pointer eager
- * launches would get too).  An alloc-and-free loop then keeps its graphs. */
-void ag_engine_memory_freed(uintptr_t base, size_t size)
+/* Memory [base, base + size) is being freed: the graphs pointing into it are kept
+ * (engine_scope.c tells why); counted. */
+void ag_engine_count_freed(uintptr_t base, size_t size)
 {
-    int kept;
-    if (!ag_engine_running())
-        return;
-    ag_engine_lock();
-    kept = ag_templates_count_pointing_into(base, base + (size ? size : 1));
+    int kept = ag_templates_count_pointing_into(base, base + (size ? size : 1));
     ag_eng.s.freed_kept += (unsigned long)kept;
     if (kept)
         ag_explain(0, -7, "memory graphs point into is being freed (0x%llx, %zu bytes): "
                    "graphs kept, their next replays patch those nodes",
                    (unsigned long long)base, size);
-    ag_lock_give(&engine_lock);
 }
 
 void ag_engine_reset_for_tests(void)
 {
-    ag_lock_take(&engine_lock);
-    ag_launch_collect();
-    drop_all("reset");
+    ag_engine_lock();
+    ag_engine_drop_all("reset");
     ag_events_forget_all();
     ag_tune_forget();
     ag_futile_forget();
     ag_window_reset(&ag_eng.w);
     memset(&ag_eng.s, 0, sizeof ag_eng.s);
-    ag_eng.app_capturing = 0;
+    ag_sh.app_capturing = 0;
     memset(&ag_eng.k, 0, sizeof ag_eng.k);
     memset(&ag_eng.backoff, 0, sizeof ag_eng.backoff);
     ag_eng.long_window = 0;
     ag_light_gate_update();
-    ag_lock_give(&engine_lock);
+    ag_engine_unlock();
 }

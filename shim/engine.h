@@ -25,7 +25,8 @@
 #include "flush_points.h"
 #include "op.h"
 
-/* AG_PASS: the engine is off or stepping aside: make the call, no ag_engine_done.
+/* Each context has an engine of its own (engine_table.c); an op goes to its context's.
+ * AG_PASS: the engine is off or stepping aside: make the call, no ag_engine_done.
  * AG_RECORD_FULL: a light op (op.h) that the engine needs in full: record the call
  * again with ag_record_light = 0 and offer it again (no ag_engine_done).
  * AG_QUEUED: ag_engine_light_push took a light op without the lock: make the call;
@@ -79,8 +80,10 @@ static inline int ag_engine_is_paused(void)
 int ag_engine_takes_ops(void);
 
 /* Before another call of the program reaches the driver: the chunk launch that the
- * engine handed to its launcher thread, if one is out, is made first
- * (replay_launcher.c).  Read unlocked. */
+ * calling thread's engine handed to its launcher thread, if one is out, is made first
+ * (replay_launcher.c; another engine's, of another context, where the call is a flush
+ * point of that engine).  ag_launch_state: the engines with a launch out, read
+ * unlocked. */
 extern int ag_launch_state;
 void ag_launch_settle_slow(void);
 static inline void ag_launch_settle(void)
@@ -164,11 +167,14 @@ int ag_engine_fast_event(const struct ag_fast_event *e);
  * why): held work is issued and the window ends, as at any flush point. */
 void ag_engine_unrecorded(const struct ag_op *op);
 
-/* Before and after a call with a policy in ag_call_policy (flush_points.h). */
-void ag_engine_before(int entry, uintptr_t arg0);
+/* Before and after a call with a policy in ag_call_policy (flush_points.h).  arg0:
+ * the call's first argument (a stream as its key, op.h, where the policy scopes a
+ * stream); ctx: the context the call is about where its policy scopes one (the
+ * calling thread's for the legacy and per-thread streams), else 0. */
+void ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx);
 void ag_engine_after(int entry, int result);
 
-/* Issues all held work and ends the window (process exit, API flush). */
+/* Issues all held work and ends every engine's window (process exit, API flush). */
 void ag_engine_flush(enum ag_flush_reason reason);
 
 /* The program is freeing [base, base + size) (size 0: unknown, one byte): graphs

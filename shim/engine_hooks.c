@@ -9,10 +9,17 @@
  * the driver) and the light fast path is closed, so nothing can wait for the lock
  * this thread holds.  Hooks may be added and removed from a hook: a
  * removed one is skipped, an added one runs from the next event on.
- * The table is guarded by the engine lock (api.c takes it, or is inside a hook).
+ * The table is the process's (ag_sh.hooks) while each engine builds under its own
+ * lock (one per context), so it has a mutex of its own, never held while a hook runs;
+ * entries are dropped only while no hook runs anywhere.
  */
 #include "engine_internal.h"
 #include "report_introspect.h"
+
+#include <pthread.h>
+
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static int firing;                   /* hook calls under way, all threads (the lock's) */
 
 int ag_in_hook(void)
 {
@@ -27,12 +34,12 @@ void ag_step_aside(int delta)
     ag_light_gate_update();
 }
 
-/* Drops removed entries, keeping the order (never while hooks run). */
+/* Drops removed entries, keeping the order (never while hooks run); lock held. */
 static void compact(void)
 {
-    struct ag_hooks *h = &ag_eng.hooks;
+    struct ag_hooks *h = &ag_sh.hooks;
     int k = 0;
-    if (ag_thread_hot.hook_depth)
+    if (firing)
         return;
     for (int i = 0; i < h->n; i++)
         if (h->list[i].fn)
@@ -43,41 +50,61 @@ static void compact(void)
 int ag_hooks_add(enum ag_hook_kind kind, autograph_hook_fn fn, void *user,
                  autograph_hook_handle *handle)
 {
-    struct ag_hooks *h = &ag_eng.hooks;
+    struct ag_hooks *h = &ag_sh.hooks;
+    int rc = AUTOGRAPH_OK;
     if (fn == NULL)
         return AUTOGRAPH_ERR_INVALID;
+    pthread_mutex_lock(&hooks_lock);
     compact();
-    if (h->n == AUTOGRAPH_HOOKS_MAX)
-        return AUTOGRAPH_ERR_FULL;
-    h->list[h->n] = (struct ag_hook){ fn, user, ++h->last_id, kind };
-    if (handle)
-        *handle = h->list[h->n].id;
-    h->n++;
-    return AUTOGRAPH_OK;
+    if (h->n == AUTOGRAPH_HOOKS_MAX) {
+        rc = AUTOGRAPH_ERR_FULL;
+    } else {
+        h->list[h->n] = (struct ag_hook){ fn, user, ++h->last_id, kind };
+        if (handle)
+            *handle = h->list[h->n].id;
+        h->n++;
+    }
+    pthread_mutex_unlock(&hooks_lock);
+    return rc;
 }
 
 int ag_hooks_remove(autograph_hook_handle handle)
 {
-    struct ag_hooks *h = &ag_eng.hooks;
-    for (int i = 0; i < h->n; i++)
+    struct ag_hooks *h = &ag_sh.hooks;
+    int rc = AUTOGRAPH_ERR_NOT_FOUND;
+    pthread_mutex_lock(&hooks_lock);
+    for (int i = 0; i < h->n && rc != AUTOGRAPH_OK; i++)
         if (h->list[i].id == handle && h->list[i].fn) {
             h->list[i].fn = NULL;
             compact();
-            return AUTOGRAPH_OK;
+            rc = AUTOGRAPH_OK;
         }
-    return AUTOGRAPH_ERR_NOT_FOUND;
+    pthread_mutex_unlock(&hooks_lock);
+    return rc;
 }
 
 void ag_hooks_fire(enum ag_hook_kind kind, const autograph_graph_event *event)
 {
-    struct ag_hooks *h = &ag_eng.hooks;
-    int n = h->n;                    /* hooks added by a hook run from the next event */
+    struct ag_hooks *h = &ag_sh.hooks;
+    int n;
+    pthread_mutex_lock(&hooks_lock);
+    n = h->n;                        /* hooks added by a hook run from the next event */
+    firing += n > 0;
+    pthread_mutex_unlock(&hooks_lock);
     if (n == 0)
         return;
     ag_step_aside(1);
-    for (int i = 0; i < n; i++)
-        if (h->list[i].fn && h->list[i].kind == kind)
-            h->list[i].fn(event, h->list[i].user);
+    for (int i = 0; i < n; i++) {
+        struct ag_hook hook;
+        pthread_mutex_lock(&hooks_lock);
+        hook = h->list[i];           /* removed meanwhile: fn is NULL */
+        pthread_mutex_unlock(&hooks_lock);
+        if (hook.fn && hook.kind == kind)
+            hook.fn(event, hook.user);
+    }
     ag_step_aside(-1);
+    pthread_mutex_lock(&hooks_lock);
+    firing--;
     compact();
+    pthread_mutex_unlock(&hooks_lock);
 }

@@ -12,12 +12,16 @@
  *   replay   a chunk's launch (replay_chunk.c), on the launcher thread
  *            (replay_launcher.c); the program's event destroys (replay_events.c)
  *   report   counters for the exit summary and the explain log (report_stats.c)
- * Everything is guarded by one lock (engine.c).
+ * There is one engine per CUDA context (engine_table.c): its window, templates,
+ * replay, launcher and counters, guarded by its own lock (engine.c).  The code of the
+ * stages reads `ag_eng`, the calling thread's engine; what the process shares (the
+ * program's captures, hooks, dumps, thread and template numbering) is `ag_sh`.
  */
 #ifndef AG_ENGINE_INTERNAL_H
 #define AG_ENGINE_INTERNAL_H
 
 #include "engine.h"
+#include "engine_lock.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -212,6 +216,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long destroys_held;    /* of those, held until the ops naming the event went out */
     unsigned long launches_threaded;   /* chunk launches the launcher thread made */
     unsigned long launches_taken_back; /* chunk launches handed off, then made inline */
+    unsigned long cross_context;    /* event ops across engines: every window ended */
     size_t graph_bytes_peak;    /* most (estimated) bytes held by executable graphs */
     unsigned long flush[AG_FLUSH_REASON_COUNT];
     unsigned long skip[AG_SKIP_COUNT];
@@ -222,6 +227,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
 #define AG_SKIM_RECENT 16       /* skimmed windows a repeat is looked for among */
 struct ag_skim {
     int on;                     /* skimming: ops are only fingerprinted */
+    uint64_t running;           /* the fingerprint being folded (record_skim.c) */
     uint64_t fingerprint;       /* of the current window's skimmed ops */
     unsigned long ops;          /* skimmed ops in the current window */
     uint64_t recent_fingerprint[AG_SKIM_RECENT];   /* the last skimmed windows' (at
@@ -331,12 +337,12 @@ struct ag_dump {                /* report_dump.c: AUTOGRAPH_DEBUG_DUMP, the trac
     int told[2];                /* a folder's first failure reported (dump, trace) */
 };
 
-struct ag_launcher {            /* replay_launcher.c: the launcher thread */
+struct ag_launcher {            /* replay_launcher.c: the engine's launcher thread */
+    int state;                  /* the futex word: AG_LAUNCH_IDLE .. _DONE */
     struct ag_launch job;       /* owned by the launcher from QUEUED to DONE */
     int sleeping;               /* the launcher waits for a launch */
     unsigned by_thread;         /* ag_thread_id of the thread that handed it off */
     int started;                /* 0: not yet, 1: running, -1: cannot be */
-    int atfork_set;             /* the fork handler is registered */
     uintptr_t ctx;              /* the launcher's current context */
     int may_spin;               /* the process may run on SPIN_MIN_CPUS or more */
 };
@@ -344,7 +350,8 @@ struct ag_launcher {            /* replay_launcher.c: the launcher thread */
 #define AG_EXPLAINED_SIZE 4096
 
 struct ag_engine {              /* a held op reads its first line, s's and w's first */
-    int app_capturing;          /* the program's own captures in progress */
+    struct ag_lock lock;        /* guards all of it (engine.c) */
+    int index;                  /* in the table (engine_table.c) */
     const struct ag_backend *be;
     struct ag_replay r;
     uint64_t clock;             /* replays so far (variant LRU) */
@@ -353,7 +360,6 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_engine_params p;
     struct ag_template *by_hash;
     struct ag_start *by_start;
-    unsigned next_template_id;
     uint64_t last_hash;         /* hash of the previous sync-delimited window */
     struct ag_recent recent[AG_RECENT_SIZE];   /* windows seen lately, not yet graphs */
     struct ag_drops { uint64_t hash; unsigned n; } drops[AG_DROPS_SIZE];  /* engine.c */
@@ -368,23 +374,94 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
         unsigned long replayed, stopped;   /* replays to the end, and stopped, since */
         uint32_t until;         /* no template made before `judged` reaches it */
     } backoff;
-    unsigned next_thread_id;    /* engine.c: ag_thread_id's last */
     struct ag_dead_streams dead_streams;
     struct ag_events ev;
-    struct ag_hooks hooks;
     struct ag_template *building;   /* report_introspect.c: built, not registered yet */
-    struct ag_dump dump;
     uint64_t explained[AG_EXPLAINED_SIZE];   /* report_stats.c: (hash, code) pairs told */
     struct ag_launcher launcher __attribute__((aligned(64)));  /* its thread's own lines */
     struct ag_futile futile[AG_FUTILE_SIZE];   /* match_futile.c */
     struct ag_successor successors[AG_SUCCESSORS];  /* build_template.c */
     int futile_hold_off;        /* judged windows before futile skimming may start */
     uint32_t futile_max_ops;    /* the most ops of a futile shape */
+    uintptr_t key;              /* its context (0: engine 0 before its first op) */
+    int device;                 /* its context's device ordinal, or -1 */
 };
 
-extern struct ag_engine ag_eng;
+/* What the process shares, beside the engines (engine.c). */
+struct ag_shared {
+    int app_capturing;          /* the program's own captures in progress (atomic) */
+    unsigned next_thread_id;    /* ag_thread_id's last (atomic) */
+    unsigned next_template_id;  /* template ids, unique in the process (atomic) */
+    struct ag_hooks hooks;      /* engine_hooks.c */
+    struct ag_dump dump;        /* report_dump.c */
+};
+extern struct ag_shared ag_sh;
 
-/* engine.c */
+/* ---- the engines (engine_table.c) ---- */
+
+#define AG_ENGINES_MAX 16       /* contexts with an engine; ops of more pass through */
+
+/* The calling thread's engine: the one of the context of its last op, or the one an
+ * engine-wide entry point is visiting (ag_engine_visit).  Every file of the engine
+ * reads its state through `ag_eng`. */
+#define ag_eng (*ag_thread_hot.eng)
+
+/* The engine of context ctx, made on first use (NULL: the table is full); ctx 0:
+ * the calling thread's. */
+struct ag_engine *ag_engine_of(uintptr_t ctx);
+/* The engine of ctx if it has one, else NULL. */
+struct ag_engine *ag_engine_lookup(uintptr_t ctx);
+int ag_engines_count(void);          /* engines made so far (read unlocked) */
+static inline uintptr_t ag_engine_key(const struct ag_engine *e)   /* its context */
+{
+    return __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);   /* engine 0's is set once, late */
+}
+struct ag_engine *ag_engine_at(int i);
+/* Makes e the calling thread's engine, no lock held; the light ops the thread queued
+ * for the one before go in there first.  The one before. */
+struct ag_engine *ag_engine_switch(struct ag_engine *e);
+/* The light ops the calling thread queued go into its engine's window (no lock held). */
+void ag_engine_drain_thread(void);
+/* Engine `e` visited by a thread that may run in another context (a process-wide
+ * flush): the thread's engine is e and its lock held (collect: as ag_engine_lock,
+ * else as ag_engine_lock_replay).  _enter, before work that needs the driver in its
+ * context (ending a window builds graphs): with several engines, its context is made
+ * current until _end, where it has work.  _end gives all back. */
+struct ag_visit { struct ag_engine *was; int token, entered; };
+void ag_engine_visit(struct ag_engine *e, struct ag_visit *v, int collect);
+void ag_engine_visit_enter(struct ag_visit *v);
+void ag_engine_visit_end(struct ag_visit *v);
+
+/* The engine whose window recorded an event last (a table by handle; a collision
+ * forgets): a wait on an event another engine records must not be held. */
+void ag_event_owner_note(uintptr_t event);          /* recorded by ag_eng */
+int ag_event_owner(uintptr_t event);                /* engine index, or -1: unknown */
+void ag_event_owner_forget(uintptr_t event);
+/* Whether event op (kind, event) of ag_eng's window crosses engines: a record of an
+ * event another engine records, or a wait (link_back: ag_window_link_back's) on an
+ * event this engine does not record, while there are several engines. */
+int ag_event_crosses(int kind, uintptr_t event, uint32_t link_back);
+
+/* The calling thread's engine made that of context ctx (0: it stays); NULL when ctx
+ * has none and the table is full.  While a thread stays in one context: a compare. */
+struct ag_engine *ag_engine_select_slow(uintptr_t ctx);
+static inline struct ag_engine *ag_engine_select(uintptr_t ctx)
+{
+    struct ag_thread_hot *th = &ag_thread_hot;
+    if (__builtin_expect(ctx == 0 || ctx == th->eng_ctx, 1))
+        return th->eng;
+    return ag_engine_select_slow(ctx);
+}
+
+/* engine_scope.c: an event op that crosses engines (every window ends first). */
+void ag_engine_cross_context(const struct ag_op *op);
+
+/* engine.c: one engine's part of the entry points of engine_scope.c */
+void ag_engine_end_window(enum ag_flush_reason reason);   /* held ops issued, judged */
+void ag_engine_drop_all(const char *why);
+int ag_engine_drop_unloaded(int entry, uintptr_t handle);
+void ag_stream_alive(uintptr_t stream);
+void ag_engine_count_freed(uintptr_t base, size_t size);
 void ag_stream_gone(uintptr_t stream);
 void ag_window_bound(void);          /* a replay ended: a window too long ends */
 /* match_replay.c: whether held ops touch a stream key or record an event */
@@ -393,8 +470,8 @@ int ag_replay_holds(uintptr_t stream, uintptr_t event);
 int ag_stream_syncs_with_legacy(uintptr_t stream);
 void ag_light_gate_update(void);     /* after light, r.t, app_capturing or threads change */
 int ag_stream_is_dead(uintptr_t stream);
-void ag_engine_lock(void);          /* also drains the calling thread's light queue
-                                     * and collects a chunk launch handed off */
+void ag_engine_lock(void);          /* ag_eng's: also drains the calling thread's light
+                                     * queue and collects a chunk launch handed off */
 void ag_engine_lock_replay(void);   /* the replay's fast path: no collect */
 void ag_engine_unlock(void);
 void ag_engine_take_light(const struct ag_op *op);  /* a light op issued eagerly */
@@ -484,6 +561,8 @@ int ag_chunk_count(const struct ag_launch *job);
 
 /* replay_events.c */
 int ag_event_is_dead(uintptr_t event);
+void ag_events_made(uintptr_t event);            /* a new event with this handle */
+int ag_events_destroying(uintptr_t event);       /* AG_DESTROY_* in this engine */
 void ag_events_mark_dead(uintptr_t event);   /* its handle is not held until made again */
 int ag_events_park(struct ag_template *t, uintptr_t event);   /* -1: t must go */
 void ag_events_forget_all(void);

@@ -5,6 +5,9 @@
  * the engine records (record_points.def) are never flush points when it can record
  * them; when it cannot (a pageable copy, an unknown kernel layout) the engine
  * flushes with reason "unrecorded".  Calls with reason NONE pass straight through.
+ * A synchronize, query or destroy of one stream, event or context ends the windows of
+ * the engines that hold its work only (the AG_POLICY_SCOPE_ bits); any other flush
+ * point ends every engine's.
  */
 #include "flush_points.h"
 
@@ -45,11 +48,11 @@ static unsigned copy_policy(const char *name)
 static unsigned event_policy(const char *name)
 {
     if (has(name, "Synchronize"))
-        return AG_FLUSH_SYNC;
+        return AG_FLUSH_SYNC | AG_POLICY_SCOPE_EVENT;
     if (has(name, "Query") || has(name, "ElapsedTime"))
-        return AG_FLUSH_QUERY;
+        return AG_FLUSH_QUERY | AG_POLICY_SCOPE_EVENT;
     if (has(name, "Destroy"))
-        return AG_FLUSH_LIFETIME | AG_POLICY_EVENT_GONE;
+        return AG_FLUSH_LIFETIME | AG_POLICY_EVENT_GONE | AG_POLICY_SCOPE_EVENT;
     if (has(name, "Ipc"))
         return AG_FLUSH_IPC;
     if (has(name, "Create"))
@@ -60,11 +63,11 @@ static unsigned event_policy(const char *name)
 static unsigned stream_policy(const char *name)
 {
     if (has(name, "Synchronize"))
-        return AG_FLUSH_SYNC;
+        return AG_FLUSH_SYNC | AG_POLICY_SCOPE_STREAM;
     if (has(name, "Query"))
-        return AG_FLUSH_QUERY;
+        return AG_FLUSH_QUERY | AG_POLICY_SCOPE_STREAM;
     if (has(name, "Destroy"))
-        return AG_FLUSH_LIFETIME | AG_POLICY_STREAM_GONE;
+        return AG_FLUSH_LIFETIME | AG_POLICY_STREAM_GONE | AG_POLICY_SCOPE_STREAM;
     if (has(name, "Create"))
         return AG_FLUSH_NONE;
     if (has(name, "Value") || has(name, "BatchMemOp"))
@@ -84,7 +87,7 @@ static unsigned capture_policy(const char *name)
 static unsigned context_policy(const char *name)
 {
     if (has(name, "Synchronize"))
-        return AG_FLUSH_SYNC;
+        return AG_FLUSH_SYNC | AG_POLICY_SCOPE_CONTEXT;
     if (has(name, "Destroy") || has(name, "Release") || has(name, "Reset"))
         return AG_FLUSH_CONTEXT | AG_POLICY_DROP_GRAPHS | AG_POLICY_FORGET_LAYOUTS;
     return AG_FLUSH_NONE;   /* create, push/pop/set current: each op carries its context */

@@ -23,7 +23,7 @@ enum ag_flush_reason {
     AG_FLUSH_CAPTURE,       /* the program begins its own stream capture */
     AG_FLUSH_GRAPH,         /* the program launches or uploads its own graph */
     AG_FLUSH_LIFETIME,      /* a stream or event is destroyed */
-    AG_FLUSH_CONTEXT,       /* a context is destroyed or reset, or work changes context */
+    AG_FLUSH_CONTEXT,       /* a context is destroyed or reset, or work crosses contexts */
     AG_FLUSH_IPC,           /* IPC handles */
     AG_FLUSH_THREAD,        /* work from a second thread */
     AG_FLUSH_EXIT,          /* process exit */
@@ -42,6 +42,13 @@ enum {
     AG_POLICY_FORGET_LAYOUTS = 0x400, /* function handles may be handed out again */
     AG_POLICY_UNLOAD        = 0x800, /* its first argument is a module or library being
                                       * unloaded: graphs with its kernels are dropped */
+    /* The engines whose windows end (engine.c; the others' go on): none of these bits,
+     * every engine's (one per context: engine_table.c). */
+    AG_POLICY_SCOPE_STREAM  = 0x1000, /* its first argument is a stream: the engines
+                                       * whose windows hold work on it */
+    AG_POLICY_SCOPE_EVENT   = 0x2000, /* its first argument is an event: the engine
+                                       * that records it (all when unknown) */
+    AG_POLICY_SCOPE_CONTEXT = 0x4000, /* the engine of the context it synchronizes */
 };
 
 /* Policy of every entry point, by AG_EP_ id (filled by ag_flush_points_init).  Atomic:

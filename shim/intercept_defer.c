@@ -97,13 +97,34 @@ static int adds_stream_work(unsigned reason)
            reason != AG_FLUSH_LIFETIME && reason != AG_FLUSH_MODULE;
 }
 
+/* What a flush point scoped to a stream or context is about (flush_points.h): the
+ * stream's key, and the context the calling thread means (the legacy and per-thread
+ * streams are its current context's; cuCtxSynchronize_v2 names one).  *ctx 0: not
+ * needed, or unknown (then every engine's window ends). */
+static uintptr_t scope_of(int entry, uintptr_t arg0, uintptr_t *ctx)
+{
+    unsigned policy = ag_call_policy[entry];
+    *ctx = 0;
+    if (policy & AG_POLICY_SCOPE_STREAM) {
+        arg0 = ag_record_stream_key((CUstream)arg0, entry);
+        if (arg0 == AG_STREAM_LEGACY || arg0 == AG_STREAM_PER_THREAD)
+            *ctx = ag_record_current_context();
+    } else if (policy & AG_POLICY_SCOPE_CONTEXT) {
+        *ctx = entry == AG_EP_cuCtxSynchronize_v2 && arg0 ? arg0
+                                                          : ag_record_current_context();
+    }
+    return arg0;
+}
+
 /* Called by forwarding wrappers whose entry point has a flush policy. */
 void ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
+    uintptr_t ctx, key;
     if (ag_call_policy[entry] & AG_POLICY_CAPTURE_BEGIN)
         (void)engine_wanted();          /* started first: it must count this capture */
-    ag_engine_before(entry, arg0);      /* its lock collects a chunk launch handed off */
+    key = scope_of(entry, arg0, &ctx);
+    ag_engine_before(entry, key, ctx); /* its locks collect the chunk launches out */
     if (reason != AG_FLUSH_MODULE) {    /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
         ag_stage_fence();               /* what was held went out: staged slots fenced */

@@ -15,15 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
+/* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h): the
+ * engines with a replay under way. */
 AG_HOT int ag_replay_gate;
 
 /* Sets the replay under way (NULL: none).  Read unlocked by the light hint and, as
  * ag_replay_gate, by the recorder's fast path. */
 static void set_replay(struct ag_template *t)
 {
+    struct ag_template *was = ag_eng.r.t;
     __atomic_store_n(&ag_eng.r.t, t, __ATOMIC_RELAXED);
-    __atomic_store_n(&ag_replay_gate, t != NULL, __ATOMIC_RELAXED);
+    if ((was == NULL) != (t == NULL))
+        __atomic_add_fetch(&ag_replay_gate, t ? 1 : -1, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }
 
@@ -330,15 +333,18 @@ static int fast_matches(const struct ag_template *t, const struct ag_top *top,
 /* The replay under way, with the lock taken, when the fast path may hold its next
  * op; NULL (the lock given back, nothing changed) when the op must take the full
  * path. */
-static AG_INLINE struct ag_template *fast_path_begin(void)
+static AG_INLINE struct ag_template *fast_path_begin(uintptr_t ctx)
 {
     struct ag_template *t;
     if (!ag_engine_running())
         return NULL;
     (void)ag_thread_id();            /* counts the threads, as ag_engine_offer */
+    if (ag_engine_select(ctx) == NULL ||
+        __atomic_load_n(&ag_eng.r.t, __ATOMIC_RELAXED) == NULL)
+        return NULL;                 /* another engine's replay: not this one's op */
     ag_engine_lock_replay();         /* a chunk launch may be out: hold_matched waits */
     t = ag_eng.r.t;
-    if (t == NULL || ag_eng.app_capturing || ag_engine_is_paused()) {
+    if (t == NULL || __atomic_load_n(&ag_sh.app_capturing, __ATOMIC_RELAXED) || ag_engine_is_paused()) {
         ag_engine_unlock();
         return NULL;
     }
@@ -362,7 +368,7 @@ static AG_INLINE int fast_path_hold(struct ag_template *t, const struct ag_held_
 
 int ag_engine_fast_kernel(const struct ag_fast_kernel *k)
 {
-    struct ag_template *t = fast_path_begin();
+    struct ag_template *t = fast_path_begin(k->ctx);
     const struct ag_top *top;
     unsigned char *args;
 
@@ -405,7 +411,7 @@ static int fast_event_matches(const struct ag_template *t, const struct ag_top *
 
 int ag_engine_fast_event(const struct ag_fast_event *e)
 {
-    struct ag_template *t = fast_path_begin();
+    struct ag_template *t = fast_path_begin(e->ctx);
     const struct ag_top *top;
     unsigned char *args;
     uint64_t handle = (uint64_t)e->event;
@@ -415,10 +421,13 @@ int ag_engine_fast_event(const struct ag_fast_event *e)
         return 0;
     top = &t->ops[ag_eng.r.pos];
     link_back = e->kind == AG_OP_EVENT_WAIT ? ag_window_link_back(&ag_eng.w, e->event) : 0;
-    if (!fast_event_matches(t, top, e, link_back)) {
+    if (!fast_event_matches(t, top, e, link_back) ||
+        ag_event_crosses(e->kind, e->event, link_back)) {   /* the full path ends all */
         ag_engine_unlock();
         return 0;
     }
+    if (e->kind == AG_OP_EVENT_RECORD)
+        ag_event_owner_note(e->event);
     args = ag_eng.r.pending + top->args_off;
     memcpy(args, &handle, sizeof handle);
     if (!fast_path_hold(t, &(struct ag_held_op){

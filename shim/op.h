@@ -66,7 +66,7 @@ struct ag_op {
                                   * the hash, or for a kernel launch the cheaper word
                                   * skimming folds for it */
     const char *reject;          /* set by a recorder that cannot record this call */
-    unsigned char light;         /* recorded light: identity only, no args, ctx unknown (0) */
+    unsigned char light;         /* recorded light: identity only, no args */
 };
 _Static_assert(sizeof(struct ag_op_id) == sizeof(uint64_t) + 3 * sizeof(uintptr_t) + 16,
                "struct ag_op_id has no padding");
@@ -91,7 +91,10 @@ _Static_assert(sizeof(struct ag_op_id) == sizeof(uint64_t) + 3 * sizeof(uintptr_
  * thread-local variables of several files took a line each (their order in the TLS
  * block follows the link order of the files).  Defined in engine.c. */
 struct ag_learnt;
+struct ag_engine;
 struct ag_thread_hot {
+    struct ag_engine *eng;       /* the thread's engine (engine_internal.h: ag_eng) */
+    uintptr_t eng_ctx;           /* the context it is the engine of (0: not asked) */
     int hook_depth;              /* > 0: in a hook, the engine steps aside (engine_hooks.c) */
     unsigned thread_id;          /* 1, 2, ... in the order threads first called (engine.c) */
     unsigned known_generation;   /* the context generation known_context was asked */
@@ -101,6 +104,7 @@ struct ag_thread_hot {
     unsigned skim_ops, skim_kernels;  /* this thread's skimmed ops not counted in yet
                                        * (record_skim.c) */
 };
+_Static_assert(sizeof(struct ag_thread_hot) <= 64, "the thread's hot state fills one line");
 extern AG_TLS struct ag_thread_hot ag_thread_hot;
 
 /* A fast 64-bit hash of bytes, and a combiner (not cryptographic). */

@@ -49,8 +49,7 @@ static inline void ag_rec_op_init(struct ag_op *op, int kind, int entry, CUstrea
     op->entry = (unsigned short)entry;
     op->stream = ag_rec_stream_key(stream, entry);
     op->light = (unsigned char)ag_record_light;
-    if (!op->light)
-        op->ctx = ag_rec_context();
+    op->ctx = ag_rec_context();      /* light too: it picks the op's engine */
 }
 
 static inline int ag_rec_reject(struct ag_op *op, const char *why)

@@ -353,7 +353,8 @@ int ag_record_light_kernel(int entry, CUfunction f, unsigned gx, unsigned gy, un
 {
     const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
     struct ag_kernel_shape ks;
-    if (!ag_light_open() || (extra && !kernel_params))
+    if (!ag_light_open() || (extra && !kernel_params) ||
+        ag_rec_context() != ag_thread_hot.eng_ctx)   /* another context: its engine's */
         return 0;
     if (ag_skim_blind())
         return ag_engine_skim(skim_word(f, grid, block, smem, stream), 1);

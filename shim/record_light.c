@@ -15,6 +15,9 @@
  * template (a 64-bit filter of the templates' first-op hashes says "maybe") takes
  * the locked path.  Kernel launches take an even shorter way (record_kernel.c,
  * ag_record_light_kernel): hashed from the call's arguments, no recorder at all.
+ * The queue is the thread's engine's (one per context: engine_table.c): an op of
+ * another context takes the locked path, which makes its engine the thread's, and the
+ * gate stays closed while there are several engines.
  * Where windows keep differing even longer, ops are only skimmed (record_skim.c).
  */
 #include "engine_internal.h"
@@ -106,7 +109,9 @@ int ag_engine_light_queue(uint64_t hash, uint64_t skim, uintptr_t stream, int en
 
 int ag_engine_light_push(const struct ag_op *op)
 {
-    return op->light && enqueue(op->hash, op->skim, op->stream, op->event, op->entry, op->kind);
+    return op->light && (op->ctx == 0 || op->ctx == ag_thread_hot.eng_ctx) &&
+           enqueue(op->hash, op->skim, op->stream, op->event, op->entry, op->kind);
+                                     /* another context: its own engine's, locked */
 }
 
 void ag_light_drain(void)

@@ -10,8 +10,8 @@
  * and flags are the shape.
  *
  * Light recording (ag_record_light, set by the wrapper when the engine asks for it):
- * the op gets its identity (kind, stream, hash) but no args, no parameter layout and
- * no context: enough for the engine to notice repeats, and cheaper where nothing
+ * the op gets its identity (kind, stream, hash) and context but no args and no
+ * parameter layout: enough for the engine to notice repeats, and cheaper where nothing
  * repeats.  An op's hash never covers what only a full recording knows (the args'
  * size), so light and full recordings of one call have the same hash.
  */
@@ -128,6 +128,11 @@ CUstream ag_stream_handle(uintptr_t key)
     if (key == AG_STREAM_PER_THREAD)
         return CU_STREAM_PER_THREAD;
     return (CUstream)key;
+}
+
+uintptr_t ag_record_stream_key(CUstream stream, int entry)
+{
+    return ag_rec_stream_key(stream, entry);
 }
 
 AG_HOT _Atomic unsigned ag_rec_context_generation = 1;

@@ -71,8 +71,10 @@ int ag_record_fast_event(int entry, int kind, CUevent event, CUstream stream,
 /* The calling thread's current context (cached until a call may change it). */
 uintptr_t ag_record_current_context(void);
 
-/* The stream handle that a key stands for. */
+/* The stream handle that a key stands for, and the key of a handle passed to
+ * `entry` (NULL means the legacy or the per-thread stream, by the entry point). */
 CUstream ag_stream_handle(uintptr_t key);
+uintptr_t ag_record_stream_key(CUstream stream, int entry);
 
 /* A kernel op's args in the two forms the driver takes: `params` (kernelParams, with
  * the layout the recorder found) or `extra` (the packed buffer); the other is NULL. */

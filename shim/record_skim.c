@@ -29,14 +29,13 @@
 
 /* The calling thread's batch is ag_thread_hot's skim_ops and skim_kernels (op.h):
  * ag_skim_drain reads it under every engine lock.  The fingerprint of the window being
- * skimmed is folded by the one thread that skims (the light gate is closed to every
- * other), read and reset under the engine lock. */
-static uint64_t running;
-
+ * skimmed (each engine's k.running) is folded by the one thread that skims (the light
+ * gate is closed to every other, and to all while there are several engines), read
+ * and reset under the engine lock. */
 static uint64_t fold_running(uint64_t word)
 {
-    uint64_t f = ag_futile_fold(__atomic_load_n(&running, __ATOMIC_RELAXED), word);
-    __atomic_store_n(&running, f, __ATOMIC_RELAXED);
+    uint64_t f = ag_futile_fold(__atomic_load_n(&ag_eng.k.running, __ATOMIC_RELAXED), word);
+    __atomic_store_n(&ag_eng.k.running, f, __ATOMIC_RELAXED);
     return f;
 }
 
@@ -86,7 +85,7 @@ void ag_skim_drain(void)
     struct ag_thread_hot *th = &ag_thread_hot;
     if (th->skim_ops == 0)
         return;
-    k->fingerprint = __atomic_load_n(&running, __ATOMIC_RELAXED);
+    k->fingerprint = __atomic_load_n(&k->running, __ATOMIC_RELAXED);
     k->ops += th->skim_ops;
     ag_eng.s.skimmed_ops += th->skim_ops;
     ag_eng.s.launches_eager += th->skim_kernels;
@@ -152,7 +151,7 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone)
 {
     struct ag_skim *k = &ag_eng.k;
     int judge = reason != AG_FLUSH_NONE, repeated, futile;
-    __atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->running, 0, __ATOMIC_RELAXED);
     if (k->ops == 0)
         return;
     ag_eng.s.skimmed_windows++;

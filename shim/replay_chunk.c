@@ -257,7 +257,8 @@ void ag_chunk_fire(struct ag_launch *job)
     t1 = ag_now_us();
     job->patch_us = t1 - t0;
     if (job->rc == 0)
-        job->rc = ag_eng.be->launch(job->v->exec, job->streams, job->c->nslots);
+        job->rc = ag_eng.be->launch(job->v->exec, job->t->ctx, job->streams,
+                                   job->c->nslots);
     job->launch_us = ag_now_us() - t1;
 }
 

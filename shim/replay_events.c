@@ -86,15 +86,12 @@ static void remember_dead(uintptr_t event)
     ag_eng.ev.next = (ag_eng.ev.next + 1) % AG_DEAD_EVENTS;
 }
 
-void ag_engine_event_created(uintptr_t event)
+/* The program made an event with this handle (engine_scope.c visits each engine). */
+void ag_events_made(uintptr_t event)
 {
     struct ag_dead_event *d;
-    if (!ag_engine_running() || __atomic_load_n(&ag_eng.ev.count, __ATOMIC_RELAXED) == 0)
-        return;
-    ag_engine_lock_replay();         /* a chunk launch out reads no dead handle */
     if ((d = find_dead(event)) != NULL)
         forget_dead(d);             /* a live event again (its ring slot ages out) */
-    ag_engine_unlock();
 }
 
 void ag_events_forget_all(void)
@@ -194,8 +191,8 @@ static int held_op_names(uintptr_t event)
 
 static int destroying(uintptr_t event)
 {
-    if (ag_eng.p.destroy_flush || ag_eng.be->destroy_event == NULL || ag_eng.app_capturing ||
-        ag_engine_is_paused())
+    if (ag_eng.p.destroy_flush || ag_eng.be->destroy_event == NULL ||
+        __atomic_load_n(&ag_sh.app_capturing, __ATOMIC_RELAXED) || ag_engine_is_paused())
         return AG_DESTROY_FLUSH;
     if (held_op_names(event) || ag_launch_names_event(event)) {
         if (ag_eng.ev.nheld == AG_HELD_DESTROYS || destroy_held(event))
@@ -210,17 +207,13 @@ static int destroying(uintptr_t event)
     return AG_DESTROY_NOW;
 }
 
-int ag_engine_event_destroying(uintptr_t event)
+/* The program is destroying `event`: what this engine does about it (engine_scope.c
+ * visits each one with its lock taken for the replay, no launch collected). */
+int ag_events_destroying(uintptr_t event)
 {
-    int how;
-    if (!ag_engine_running())
-        return AG_DESTROY_FLUSH;
-    ag_engine_lock_replay();
     if (held_op_names(event) || !ag_launch_names_event(event))
         ag_launch_collect();         /* else held until that launch is collected */
-    how = destroying(event);
-    ag_engine_unlock();
-    return how;
+    return destroying(event);
 }
 
 /* After the held ops went out (match_replay.c): the destroys held for them are made,

@@ -35,6 +35,12 @@
  * the thread cannot be started.
  * The launcher never takes the engine lock.  It waits on a futex word (the launch's
  * state); the program's thread wakes it only when it sleeps.
+ * Each engine (one per context: engine_table.c) has its own launcher thread and state,
+ * started at its first hand-off, whose context is that engine's: a launch of one
+ * device never waits for another's.  The rules above hold per engine; a call of the
+ * program is ordered after the launch of its own thread's engine (ag_launch_settle),
+ * and after another engine's where it depends on that engine's work, at the flush
+ * point that ends that engine's window (engine_scope.c).
  */
 #include "engine_internal.h"
 #include "log.h"
@@ -52,27 +58,30 @@ enum { IDLE = AG_LAUNCH_IDLE, QUEUED = AG_LAUNCH_QUEUED, RUNNING = AG_LAUNCH_RUN
 #define SPINS 4000                    /* a waiter's tries before it sleeps */
 #define SPIN_MIN_CPUS 4               /* the launcher waits awake only with this many */
 
-/* Outside ag_eng: every held launch reads it (ag_launch_settle), in the AG_HOT line. */
-AG_HOT int ag_launch_state;          /* the futex word: IDLE .. DONE */
+/* Outside ag_eng: every held launch reads it (ag_launch_settle), in the AG_HOT line:
+ * the engines whose launch is out (not IDLE). */
+AG_HOT int ag_launch_state;
 
-/* The state, sequentially consistent: a sleeper's flag and the state are each
+/* ag_eng's state, sequentially consistent: a sleeper's flag and the state are each
  * stored before the other is read (a wake-up is never missed). */
 static int load(void)
 {
-    return __atomic_load_n(&ag_launch_state, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_SEQ_CST);
 }
 
 static void store(int state)
 {
-    __atomic_store_n(&ag_launch_state, state, __ATOMIC_SEQ_CST);
+    int was = __atomic_exchange_n(&ag_eng.launcher.state, state, __ATOMIC_SEQ_CST);
+    if ((was == IDLE) != (state == IDLE))
+        __atomic_add_fetch(&ag_launch_state, state == IDLE ? -1 : 1, __ATOMIC_SEQ_CST);
 }
 
-/* from -> to; else *seen gets the state. */
+/* from -> to (neither IDLE); else *seen gets the state. */
 static int cas(int from, int to, int *seen)
 {
     *seen = from;
-    return __atomic_compare_exchange_n(&ag_launch_state, seen, to, 0, __ATOMIC_SEQ_CST,
-                                       __ATOMIC_SEQ_CST);
+    return __atomic_compare_exchange_n(&ag_eng.launcher.state, seen, to, 0,
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static inline void cpu_relax(void)
@@ -86,12 +95,12 @@ static inline void cpu_relax(void)
 
 static void futex_wait(int expected)
 {
-    syscall(SYS_futex, &ag_launch_state, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    syscall(SYS_futex, &ag_eng.launcher.state, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
 static void futex_wake(void)
 {
-    syscall(SYS_futex, &ag_launch_state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, &ag_eng.launcher.state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* On the launcher: the context of the launch current first (its thread has none). */
@@ -133,9 +142,9 @@ static void wait_awake(void)
     }
 }
 
-static void *launcher_main(void *unused)
+static void *launcher_main(void *engine)
 {
-    (void)unused;
+    ag_thread_hot.eng = engine;      /* this thread's engine for good */
     for (;;) {
         int expected;
         if (cas(QUEUED, RUNNING, &expected)) {
@@ -155,9 +164,21 @@ static void *launcher_main(void *unused)
 
 static void forget_in_child(void)
 {
-    ag_eng.launcher.started = 0;             /* the thread is the parent's */
-    ag_eng.launcher.ctx = 0;
-    store(IDLE);
+    int n = ag_engines_count();
+    for (int i = 0; i < n; i++) {    /* the threads are the parent's */
+        struct ag_engine *e = ag_engine_at(i);
+        e->launcher.started = 0;
+        e->launcher.ctx = 0;
+        e->launcher.state = IDLE;
+    }
+    ag_launch_state = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, forget_in_child);
 }
 
 /* The launcher thread, started at the first hand-off, with every signal blocked (the
@@ -174,7 +195,7 @@ static int launcher_ready(void)
                         CPU_COUNT(&affinity) >= SPIN_MIN_CPUS;   /* before it starts */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&thread, NULL, launcher_main, NULL);
+    rc = pthread_create(&thread, NULL, launcher_main, &ag_eng);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         ag_log(AG_LOG_WARN, "the launcher thread could not be started (error %d): "
@@ -184,11 +205,20 @@ static int launcher_ready(void)
     }
     pthread_detach(thread);
     pthread_setname_np(thread, "autograph-launch");
-    if (!ag_eng.launcher.atfork_set)         /* a child starting its own: registered already */
-        pthread_atfork(NULL, NULL, forget_in_child);
-    ag_eng.launcher.atfork_set = 1;
+    pthread_once(&atfork_once, atfork_register);  /* a child's: registered already */
     ag_eng.launcher.started = 1;
     return 1;
+}
+
+/* A launch taken back by the thread that handed it off: that thread ran in its
+ * context then; with several engines it may have moved to another since. */
+static void fire_taken_back(struct ag_launch *job)
+{
+    int token = 0, entered = ag_engines_count() > 1 && ag_eng.be->enter_context &&
+                             ag_eng.be->enter_context(job->t->ctx, &token) == 0;
+    ag_chunk_fire(job);
+    if (entered)
+        ag_eng.be->leave_context(token);
 }
 
 static int per_thread_stream(const struct ag_launch *job)
@@ -209,8 +239,7 @@ void ag_launch_collect(void)
         return;
     if (state == QUEUED && ag_eng.launcher.by_thread == ag_thread_id() &&
         cas(QUEUED, RUNNING, &seen)) {
-        ag_chunk_fire(&ag_eng.launcher.job); /* taken back by the thread whose ops they are:
-                                       * its context is theirs */
+        fire_taken_back(&ag_eng.launcher.job);
         ag_eng.s.launches_taken_back++;
     } else {
         double waited_from = load() != DONE ? ag_now_us() : 0;
@@ -246,7 +275,7 @@ int ag_launch_names_event(uintptr_t event)
 
 int ag_launch_pending(void)
 {
-    return __atomic_load_n(&ag_launch_state, __ATOMIC_RELAXED) != IDLE;
+    return __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_RELAXED) != IDLE;
 }
 
 /* Whether paced chunks go to the launcher thread: the switch is on, the backend can

@@ -50,7 +50,7 @@ static int make_dir(const char *path)
 /* mkdir -p, then a check that files can be made there; 0 or -1 (errno). */
 static int make_dirs(const char *dir)
 {
-    char path[sizeof ag_eng.dump.dir];
+    char path[sizeof ag_sh.dump.dir];
     size_t n = strlen(dir);
     if (n >= sizeof path) {
         errno = ENAMETOOLONG;
@@ -83,17 +83,17 @@ static int take_dir(const char *dir, char *dst, size_t size)
 
 void ag_dump_setup(const char *dir)
 {
-    int rc = take_dir(dir, ag_eng.dump.dir, sizeof ag_eng.dump.dir);
+    int rc = take_dir(dir, ag_sh.dump.dir, sizeof ag_sh.dump.dir);
     if (rc < 0)
         ag_log(AG_LOG_ERROR, "AUTOGRAPH_DEBUG_DUMP=\"%.200s\" is not valid (cannot make a "
                "writable folder there: %s); nothing is dumped", dir, strerror(errno));
-    ag_eng.dump.on = rc > 0;
+    ag_sh.dump.on = rc > 0;
 }
 
 /* Removes the pid*.json files of an earlier run from the graphs folder. */
 static void clear_graphs(const char *dir)
 {
-    char path[sizeof ag_eng.dump.graphs_dir + 300];
+    char path[sizeof ag_sh.dump.graphs_dir + 300];
     DIR *d = opendir(dir);
     struct dirent *e;
     size_t len;
@@ -110,13 +110,13 @@ static void clear_graphs(const char *dir)
 
 void ag_dump_graphs_setup(const char *dir)
 {
-    int rc = take_dir(dir, ag_eng.dump.graphs_dir, sizeof ag_eng.dump.graphs_dir);
+    int rc = take_dir(dir, ag_sh.dump.graphs_dir, sizeof ag_sh.dump.graphs_dir);
     if (rc < 0)
         ag_log(AG_LOG_ERROR, "AUTOGRAPH_TRACE: cannot make the graph folder \"%.200s\" (%s); "
                "the trace has no graph files", dir, strerror(errno));
     else if (rc > 0)
-        clear_graphs(ag_eng.dump.graphs_dir);
-    __atomic_store_n(&ag_eng.dump.graphs_on, rc > 0, __ATOMIC_RELEASE);
+        clear_graphs(ag_sh.dump.graphs_dir);
+    __atomic_store_n(&ag_sh.dump.graphs_on, rc > 0, __ATOMIC_RELEASE);
 }
 
 static void dump_path(char *buf, size_t size, const char *dir, const struct ag_template *t,
@@ -128,20 +128,20 @@ static void dump_path(char *buf, size_t size, const char *dir, const struct ag_t
 /* The first failure of each folder (0: AUTOGRAPH_DEBUG_DUMP, 1: AUTOGRAPH_TRACE). */
 static void report(int rc, const char *path, int which)
 {
-    if (rc != 0 && !__atomic_exchange_n(&ag_eng.dump.told[which], 1, __ATOMIC_RELAXED))
+    if (rc != 0 && !__atomic_exchange_n(&ag_sh.dump.told[which], 1, __ATOMIC_RELAXED))
         ag_log(AG_LOG_WARN, "%s: cannot write %s (error %d); later failures are not "
                "reported", which ? "AUTOGRAPH_TRACE" : "AUTOGRAPH_DEBUG_DUMP", path, rc);
 }
 
 void ag_dump_captured(const struct ag_template *t, int chunk)
 {
-    char path[sizeof ag_eng.dump.dir + 96];
+    char path[sizeof ag_sh.dump.dir + 96];
     void *graph = t->chunks[chunk].graph;
-    if (!ag_eng.dump.on || ag_eng.be->dump_dot == NULL)
+    if (!ag_sh.dump.on || ag_eng.be->dump_dot == NULL)
         return;
-    dump_path(path, sizeof path, ag_eng.dump.dir, t, chunk, ".dot");
+    dump_path(path, sizeof path, ag_sh.dump.dir, t, chunk, ".dot");
     report(ag_backend_dump_dot(graph, path, 0), path, 0);
-    dump_path(path, sizeof path, ag_eng.dump.dir, t, chunk, "-verbose.dot");
+    dump_path(path, sizeof path, ag_sh.dump.dir, t, chunk, "-verbose.dot");
     report(ag_backend_dump_dot(graph, path, 1), path, 0);
 }
 
@@ -158,25 +158,25 @@ static int write_file(const char *path, const char *text)
 /* Writes graph data into the trace's graphs folder as pid<PID><tail>-n<N>.json. */
 static void write_graphs_file(const char *tail, const char *json, int rc)
 {
-    char path[sizeof ag_eng.dump.graphs_dir + 96];
-    snprintf(path, sizeof path, "%s/pid%ld%s-n%lu.json", ag_eng.dump.graphs_dir,
+    char path[sizeof ag_sh.dump.graphs_dir + 96];
+    snprintf(path, sizeof path, "%s/pid%ld%s-n%lu.json", ag_sh.dump.graphs_dir,
              (long)getpid(), tail,
-             __atomic_add_fetch(&ag_eng.dump.graphs_written, 1, __ATOMIC_RELAXED));
+             __atomic_add_fetch(&ag_sh.dump.graphs_written, 1, __ATOMIC_RELAXED));
     report(rc == 0 ? write_file(path, json) : rc, path, 1);
 }
 
 void ag_dump_instantiated(const struct ag_template *t, int chunk, int variant)
 {
-    char path[sizeof ag_eng.dump.dir + 96], tail[64];
+    char path[sizeof ag_sh.dump.dir + 96], tail[64];
     const struct ag_chunk *c = &t->chunks[chunk];
-    int graphs = __atomic_load_n(&ag_eng.dump.graphs_on, __ATOMIC_ACQUIRE), rc;
+    int graphs = __atomic_load_n(&ag_sh.dump.graphs_on, __ATOMIC_ACQUIRE), rc;
     char *json = NULL;
-    if ((!ag_eng.dump.on && !graphs) || ag_eng.be->graph_data == NULL)
+    if ((!ag_sh.dump.on && !graphs) || ag_eng.be->graph_data == NULL)
         return;
     rc = ag_backend_graph_data(c->graph, c->variants[variant].exec, &json);
-    if (ag_eng.dump.on) {
+    if (ag_sh.dump.on) {
         snprintf(tail, sizeof tail, "-v%d.json", variant);
-        dump_path(path, sizeof path, ag_eng.dump.dir, t, chunk, tail);
+        dump_path(path, sizeof path, ag_sh.dump.dir, t, chunk, tail);
         report(rc == 0 ? write_file(path, json) : rc, path, 0);
     }
     if (graphs) {
@@ -188,6 +188,6 @@ void ag_dump_instantiated(const struct ag_template *t, int chunk, int variant)
 
 void ag_dump_program_graph(const char *json)
 {
-    if (__atomic_load_n(&ag_eng.dump.graphs_on, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&ag_sh.dump.graphs_on, __ATOMIC_ACQUIRE))
         write_graphs_file("-program", json, 0);
 }

@@ -6,8 +6,11 @@
  * (report_dump.c) and given to the hooks (engine_hooks.c); an instantiation may
  * pass a cache bound (build_cache.c).  The template being built is not registered
  * yet; while its hooks run it is `ag_eng.building`, so that a hook can look it up.
- * The queries below run with the engine lock held (ag_introspect_lock), and name a
- * graph by (template id, chunk) and an executable by (template id, chunk, variant).
+ * The queries below run with every engine's lock held (ag_introspect_lock, in the
+ * table's order; inside a hook, only the hook's engine's, which its thread holds, and
+ * they see that engine's graphs only), and name a graph by (template id, chunk) and
+ * an executable by (template id, chunk, variant); template ids are unique in the
+ * process, whichever context's engine built them.
  */
 #include "engine_internal.h"
 #include "report_introspect.h"
@@ -59,18 +62,46 @@ int ag_backend_dump_dot(void *graph, const char *path, int verbose)
 
 /* ---- queries ------------------------------------------------------------------- */
 
+/* The engines a query reads: all of them, or inside a hook the hook's. */
+static int first_engine(void)
+{
+    return ag_in_hook() ? ag_eng.index : 0;
+}
+
+static int end_engine(void)
+{
+    return ag_in_hook() ? ag_eng.index + 1 : ag_engines_count();
+}
+
+/* Visits each engine a query reads: its state is ag_eng's meanwhile. */
+#define EACH_ENGINE(i)                                                         \
+    for (int i = first_engine(), end_ = end_engine(); i < end_ &&              \
+         (ag_thread_hot.eng = ag_engine_at(i)) != NULL; i++)
+
+static int locked_engines;           /* taken by ag_introspect_lock (its owner's) */
+
 int ag_introspect_lock(void)
 {
+    struct ag_engine *was = ag_thread_hot.eng;
+    int n;
     if (ag_in_hook())
-        return 0;                    /* this thread holds the lock already */
-    ag_engine_lock();
+        return 0;                    /* this thread holds its engine's lock already */
+    ag_engine_drain_thread();        /* its light ops into its own engine first */
+    n = ag_engines_count();
+    for (int i = 0; i < n; i++) {    /* in the table's order, as no one else takes two */
+        ag_thread_hot.eng = ag_engine_at(i);
+        ag_engine_lock();
+    }
+    ag_thread_hot.eng = was;
+    locked_engines = n;
     return 1;
 }
 
 void ag_introspect_unlock(int taken)
 {
     if (taken)
-        ag_engine_unlock();
+        for (int i = locked_engines; i-- > 0;)
+            ag_lock_give(&ag_engine_at(i)->lock);
 }
 
 /* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
@@ -82,13 +113,17 @@ AG_HOT int ag_engine_paused;
  * must not overtake). */
 void ag_introspect_pause(int paused)
 {
-    if (paused && ag_eng.r.t)
-        ag_replay_abort("autograph_disable()");
+    struct ag_engine *was = ag_thread_hot.eng;
+    EACH_ENGINE(i)
+        if (paused && ag_eng.r.t)
+            ag_replay_abort("autograph_disable()");
+    ag_thread_hot.eng = was;
     __atomic_store_n(&ag_engine_paused, paused, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }
 
-static struct ag_template *find_template(unsigned id)
+/* Template `id` of the visited engine, or NULL. */
+static struct ag_template *find_in_engine(unsigned id)
 {
     struct ag_template *t, *tmp;
     if (ag_eng.building && ag_eng.building->id == id)
@@ -99,11 +134,25 @@ static struct ag_template *find_template(unsigned id)
     return NULL;
 }
 
+/* Template `id`, its engine made the thread's (the caller puts *was back). */
+static struct ag_template *find_template(unsigned id, struct ag_engine **was)
+{
+    struct ag_template *t = NULL;
+    *was = ag_thread_hot.eng;
+    EACH_ENGINE(i)
+        if ((t = find_in_engine(id)) != NULL)
+            return t;
+    ag_thread_hot.eng = *was;
+    return NULL;
+}
+
 /* Chunk `chunk` of template `id` if its graph exists (a hook may see a template
  * whose later chunks are not captured yet). */
 static struct ag_chunk *find_chunk(unsigned id, int chunk)
 {
-    struct ag_template *t = find_template(id);
+    struct ag_engine *was;
+    struct ag_template *t = find_template(id, &was);
+    ag_thread_hot.eng = was;
     if (t == NULL || chunk < 0 || chunk >= t->nchunks || t->chunks[chunk].graph == NULL)
         return NULL;
     return &t->chunks[chunk];
@@ -134,12 +183,10 @@ static int list_template(const struct ag_template *t, autograph_graph_info *out,
     return count;
 }
 
-int ag_introspect_list(autograph_graph_info *out, int max)
+static int list_engine(autograph_graph_info *out, int max, int count)
 {
     struct ag_template *t, *tmp;
-    int count = 0, building_listed = 0;
-    if (max < 0 || (max > 0 && out == NULL))
-        return AUTOGRAPH_ERR_INVALID;
+    int building_listed = 0;
     HASH_ITER(hh, ag_eng.by_hash, t, tmp) {
         building_listed |= t == ag_eng.building;
         if (!t->failed)
@@ -147,6 +194,18 @@ int ag_introspect_list(autograph_graph_info *out, int max)
     }
     if (ag_eng.building && !building_listed)
         count = list_template(ag_eng.building, out, max, count);
+    return count;
+}
+
+int ag_introspect_list(autograph_graph_info *out, int max)
+{
+    struct ag_engine *was = ag_thread_hot.eng;
+    int count = 0;
+    if (max < 0 || (max > 0 && out == NULL))
+        return AUTOGRAPH_ERR_INVALID;
+    EACH_ENGINE(i)
+        count = list_engine(out, max, count);
+    ag_thread_hot.eng = was;
     return count;
 }
 
@@ -163,13 +222,16 @@ int ag_introspect_exec(unsigned id, int chunk, int variant, void **exec)
 
 int ag_introspect_instantiate(unsigned id)
 {
-    struct ag_template *t = find_template(id);
+    struct ag_engine *was;
+    struct ag_template *t = find_template(id, &was);   /* its engine's, meanwhile */
+    int rc = AUTOGRAPH_OK;
     if (t == NULL)
         return AUTOGRAPH_ERR_NOT_FOUND;
-    for (int c = 0; c < t->nchunks; c++)
+    for (int c = 0; c < t->nchunks && rc == AUTOGRAPH_OK; c++)
         if (ag_chunk_instantiate(t, c) != 0)
-            return AUTOGRAPH_ERR_DRIVER;   /* that chunk instantiates again at its replay */
-    return AUTOGRAPH_OK;
+            rc = AUTOGRAPH_ERR_DRIVER;     /* that chunk instantiates again at its replay */
+    ag_thread_hot.eng = was;
+    return rc;
 }
 
 int ag_introspect_graph_data(unsigned id, int chunk, int variant, char **json)

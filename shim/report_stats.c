@@ -3,14 +3,17 @@
  * AUTOGRAPH_EXPLAIN=1 prints one line on stderr the first time a given window (by
  * hash) meets a given reason: why it was not graphed, why a replay stopped, why a
  * graph was dropped.  The summary counts windows, graphs, replays, patches,
- * variants, flushes by reason and the time spent building.
+ * variants, flushes by reason and the time spent building, over every engine (one
+ * per context: engine_table.c), then each context's own graphs on a line of its own.
  */
 #include "engine_internal.h"
 #include "entry_points.h"
 #include "log.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The summary's and the explain log's name of each skip reason. */
 static const char *const skip_names[AG_SKIP_COUNT] = {
@@ -127,10 +130,82 @@ void ag_explain_skip(const struct ag_window *w, enum ag_skip why)
         log_window_ops(w);
 }
 
+/* The counts of an engine, added to t.  Every field but the doubles, the peak (a
+ * size_t, added: each context's graphs are on their own device) and the arrays is an
+ * unsigned long. */
+static void stats_add(struct ag_stats *t, const struct ag_stats *s)
+{
+    const unsigned long *from = &s->held_fast;
+    unsigned long *to = &t->held_fast;
+    size_t n = offsetof(struct ag_stats, patch_us) / sizeof *from;
+    for (size_t i = 0; i < n; i++)
+        to[i] += from[i];
+    from = &s->windows;
+    to = &t->windows;
+    n = (offsetof(struct ag_stats, graph_bytes_peak) - offsetof(struct ag_stats, windows)) /
+        sizeof *from;
+    for (size_t i = 0; i < n; i++)
+        to[i] += from[i];
+    t->patch_us += s->patch_us;
+    t->chunk_launch_us += s->chunk_launch_us;
+    t->graph_bytes_peak += s->graph_bytes_peak;
+    for (int r = 0; r < AG_FLUSH_REASON_COUNT; r++)
+        t->flush[r] += s->flush[r];
+    for (int k = 0; k < AG_SKIP_COUNT; k++)
+        t->skip[k] += s->skip[k];
+    t->build_us += s->build_us;
+    t->instantiate_us += s->instantiate_us;
+    t->launch_wait_us += s->launch_wait_us;
+}
+
+static double share(const struct ag_stats *s)
+{
+    unsigned long total = s->launches_graphed + s->launches_eager;
+    return total ? 100.0 * (double)s->launches_graphed / (double)total : 0.0;
+}
+
+/* The engines' counts added up, each read under its lock; *contexts: the engines
+ * that saw a context. */
+static void stats_total(struct ag_stats *t, int *contexts)
+{
+    int n = ag_engines_count();
+    memset(t, 0, sizeof *t);
+    *contexts = 0;
+    for (int i = 0; i < n; i++) {
+        struct ag_engine *e = ag_engine_at(i);
+        ag_lock_take(&e->lock);
+        stats_add(t, &e->s);
+        *contexts += ag_engine_key(e) != 0;
+        ag_lock_give(&e->lock);
+    }
+}
+
+/* One line per context: its device and what was graphed there. */
+static void context_lines(FILE *out, const char *prefix)
+{
+    int n = ag_engines_count();
+    for (int i = 0; i < n; i++) {
+        struct ag_engine *e = ag_engine_at(i);
+        struct ag_stats s;
+        if (ag_engine_key(e) == 0)
+            continue;
+        ag_lock_take(&e->lock);
+        s = e->s;
+        ag_lock_give(&e->lock);
+        fprintf(out, "%scontext %d device %d templates %lu replays %lu "
+                "launches_graphed %lu launches_eager %lu graphed_share %.1f%%\n", prefix, i,
+                __atomic_load_n(&e->device, __ATOMIC_RELAXED), s.templates, s.replays,
+                s.launches_graphed, s.launches_eager, share(&s));
+    }
+}
+
 void ag_engine_summary(FILE *out, const char *prefix)
 {
-    const struct ag_stats *s = &ag_eng.s;
-    unsigned long total = s->launches_graphed + s->launches_eager;
+    struct ag_stats total_stats;
+    const struct ag_stats *s = &total_stats;
+    int contexts;
+
+    stats_total(&total_stats, &contexts);
 
     fprintf(out, "%swindows %lu\n", prefix, s->windows);
     fprintf(out, "%stemplates %lu\n", prefix, s->templates);
@@ -147,8 +222,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slaunches_held_fast %lu\n", prefix, s->held_fast);
     fprintf(out, "%slaunches_held_runtime %lu\n", prefix, s->held_runtime);
     fprintf(out, "%sevents_held_fast %lu\n", prefix, s->held_fast_events);
-    fprintf(out, "%sgraphed_share %.1f%%\n", prefix,
-            total ? 100.0 * (double)s->launches_graphed / (double)total : 0.0);
+    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share(s));
     fprintf(out, "%spatches %lu\n", prefix, s->patches);
     fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
@@ -185,4 +259,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%spatch_us %.0f\n", prefix, s->patch_us);
     fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->chunk_launch_us);
     fprintf(out, "%slaunch_wait_us %.0f\n", prefix, s->launch_wait_us);
+    fprintf(out, "%scross_context_ops %lu\n", prefix, s->cross_context);
+    fprintf(out, "%scontexts %d\n", prefix, contexts);
+    context_lines(out, prefix);
 }

@@ -4,6 +4,9 @@
 # peer access, peer copies, cross-device event waits, one thread per device, a
 # capture that spans two devices, the log format, and the single-device
 # simulator left exactly as it was.  Program: build/sim/progs/two_devices.
+# Then the shim's engine per context (build/sim/progs/devices_loop): each device's
+# steps graphed whether one thread switches devices or a thread drives each, and
+# cross-device waits and peer copies with the results of AUTOGRAPH=off.
 
 setup() {
     cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}"   # AG_TEST_ROOT: see tests/run.sh
@@ -175,15 +178,124 @@ memcpy PtoP stream=s1 dev=0'
 
 @test "sim devices: the shim on two devices gives the same results and log" {
     [ -f build/libautograph.so ] || skip "shim not built"
-    local m
+    local m d
     for m in seq threads graph; do
-        two "plain_$m" "$m"
+        # the shim's own join events left out, and the stream labels (a graph's nodes
+        # carry its capture stream's)
+        two "plain_$m" "$m" SIM_LOG_SKIP=event SIM_LOG_STREAMS=hide
         [ "$rc" -eq 0 ]
-        two "shim_$m" "$m" LD_PRELOAD="$PWD/build/libautograph.so" \
-            AUTOGRAPH_SUMMARY_FILE="$tmp/summary_$m"
+        two "shim_$m" "$m" SIM_LOG_SKIP=event SIM_LOG_STREAMS=hide \
+            LD_PRELOAD="$PWD/build/libautograph.so" AUTOGRAPH_SUMMARY_FILE="$tmp/summary_$m"
         [ "$rc" -eq 0 ]
         cmp "$tmp/plain_$m.out" "$tmp/shim_$m.out"
         diff <(sort "$tmp/plain_$m.log") <(sort "$tmp/shim_$m.log")
+        for d in 0 1; do            # each device's work in the same order
+            diff <(grep " dev=$d\$" "$tmp/plain_$m.log") <(grep " dev=$d\$" "$tmp/shim_$m.log")
+        done
         grep -qx "door unmapped 0" "$tmp/summary_$m"
     done
+}
+
+# ---- the shim's engine per context: build/sim/progs/devices_loop ----
+
+# loop TAG MODE STEPS [VAR=VALUE...]: devices_loop MODE STEPS $think_us on 2 devices,
+# with the shim's join events and stream labels left out of $tmp/TAG.log.
+loop() {
+    local tag=$1 mode=$2 steps=$3
+    shift 3
+    rm -f "$tmp/$tag".*
+    rc=0
+    env LD_LIBRARY_PATH=build/sim SIM_DEVICES=2 SIM_LOG="$tmp/$tag.log" SIM_LOG_SKIP=event \
+        SIM_LOG_STREAMS=hide "$@" "$progs/devices_loop" "$mode" "$steps" "${think_us:-0}" \
+        >"$tmp/$tag.out" 2>"$tmp/$tag.err" || rc=$?
+    echo "--- devices_loop $mode $steps ${think_us:-0} (rc $rc)"; cat "$tmp/$tag.out" "$tmp/$tag.err"
+}
+
+# same_as_off MODE STEPS [VAR=VALUE...]: the run with the shim (summary in
+# $tmp/on_MODE.summary) prints the checksums of a run with AUTOGRAPH=off, bit for bit,
+# and each device's work reaches the simulator in the same order.
+same_as_off() {
+    local mode=$1 steps=$2 d
+    shift 2
+    [ -x "$progs/devices_loop" ] || skip "devices_loop not built (make sim)"
+    [ -f build/libautograph.so ] || skip "shim not built"
+    loop "off_$mode" "$mode" "$steps" LD_PRELOAD="$PWD/build/libautograph.so" AUTOGRAPH=off
+    [ "$rc" -eq 0 ]
+    loop "on_$mode" "$mode" "$steps" LD_PRELOAD="$PWD/build/libautograph.so" \
+        AUTOGRAPH_SUMMARY_FILE="$tmp/on_$mode.summary" AUTOGRAPH_EXPLAIN=1 "$@"
+    [ "$rc" -eq 0 ]
+    cmp "$tmp/off_$mode.out" "$tmp/on_$mode.out"
+    for d in 0 1; do
+        diff <(grep " dev=$d\$" "$tmp/off_$mode.log") <(grep " dev=$d\$" "$tmp/on_$mode.log")
+    done
+    [ "$(grep -c ' dev=1$' "$tmp/on_$mode.log")" -gt 0 ]
+    cat "$tmp/on_$mode.summary"
+}
+
+# graphed_on DEVICE MIN SUMMARY: the summary's line of DEVICE's context says it
+# graphed at least MIN percent of its launches, with a template.
+graphed_on() {
+    local line share
+    line=$(grep "^context [0-9]* device $1 " "$3")
+    echo "$line"
+    [[ "$line" =~ templates\ ([0-9]+).*graphed_share\ ([0-9.]+)% ]]
+    [ "${BASH_REMATCH[1]}" -ge 1 ]
+    share=${BASH_REMATCH[2]%.*}
+    [ "$share" -ge "$2" ]
+}
+
+@test "sim devices: one thread switching devices every step gets both devices graphed" {
+    same_as_off switch 40
+    grep -qx "contexts 2" "$tmp/on_switch.summary"
+    graphed_on 0 85 "$tmp/on_switch.summary"
+    graphed_on 1 85 "$tmp/on_switch.summary"
+    grep -qx "cross_context_ops 0" "$tmp/on_switch.summary"
+    # a device's stream synchronize ends that device's window only: as many windows
+    # end at a sync as the program synchronizes
+    grep -qx "flush sync 80" "$tmp/on_switch.summary"
+}
+
+@test "sim devices: the legacy stream and cuCtxSynchronize, switching devices, both graphed" {
+    same_as_off legacy 40
+    graphed_on 0 85 "$tmp/on_legacy.summary"
+    graphed_on 1 85 "$tmp/on_legacy.summary"
+    grep -qx "flush sync 80" "$tmp/on_legacy.summary"
+}
+
+@test "sim devices: a host thread per device gets both devices graphed" {
+    same_as_off threads 40
+    graphed_on 0 85 "$tmp/on_threads.summary"
+    graphed_on 1 85 "$tmp/on_threads.summary"
+    grep -qx "flush sync 80" "$tmp/on_threads.summary"
+}
+
+@test "sim devices: cross-device event waits and peer copies stay correct, windows end there" {
+    local m
+    for m in cross cross-threads; do
+        same_as_off "$m" 40
+        # every wait on the other device's event ended every window first
+        grep -qx "cross_context_ops 80" "$tmp/on_$m.summary"
+        grep -q "explain: a wait on an event of another context's engine" "$tmp/on_$m.err"
+        graphed_on 1 80 "$tmp/on_$m.summary"
+    done
+}
+
+@test "sim devices: the per-context engines under the launcher thread and light recording" {
+    # a slow program: every engine paces its chunks and hands them to its own launcher
+    # thread (AUTOGRAPH_LAUNCH_SPIN_US=0: it sleeps between them)
+    local think_us=20
+    same_as_off threads 30 AUTOGRAPH_LAUNCH_SPIN_US=0
+    grep -qx "templates_paced 2" "$tmp/on_threads.summary"
+    graphed_on 0 80 "$tmp/on_threads.summary"
+    graphed_on 1 80 "$tmp/on_threads.summary"
+    same_as_off switch 30 AUTOGRAPH_LAUNCH_SPIN_US=0
+    grep -qx "templates_paced 2" "$tmp/on_switch.summary"
+    graphed_on 0 80 "$tmp/on_switch.summary"
+    graphed_on 1 80 "$tmp/on_switch.summary"
+    # light recording and skimming: after every window differed (no warm-up reaches
+    # 3 windows in a row here), then the steps repeat
+    think_us=0
+    same_as_off switch 40 AUTOGRAPH_LIGHT_AFTER=1 AUTOGRAPH_SKIM_AFTER=1
+    graphed_on 0 50 "$tmp/on_switch.summary"
+    graphed_on 1 50 "$tmp/on_switch.summary"
 }

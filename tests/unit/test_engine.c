@@ -12,6 +12,7 @@
 #include "check.h"
 #include "engine.h"
 #include "engine_internal.h"   /* ag_eng: switches and counters of the skim test */
+#include "entry_points.h"      /* AG_EP_ ids of flush points */
 
 #include <sched.h>
 #include <stdint.h>
@@ -99,9 +100,10 @@ static void wait_at_gate(void)
         launch_gate_ran_out = 1;
 }
 
-static int fake_launch(void *exec, const uintptr_t *streams, int nstreams)
+static int fake_launch(void *exec, uintptr_t ctx, const uintptr_t *streams, int nstreams)
 {
     struct fake_graph *e = exec;
+    CHECK(ctx == 1 || ctx == 2);     /* the ops' context, which built it */
     wait_at_gate();
     if (launches++ == fail_launch_at)
         return 999;
@@ -150,12 +152,15 @@ static int fake_matches(const struct ag_fast_kernel *k, const unsigned char *sha
            memcmp(shape, k->call, 8) == 0;
 }
 
+/* The context the program submits in (test_two_contexts: 2). */
+static uintptr_t submit_ctx = 1;
+
 /* The replay's fast path, as the wrapper tries it first: 1 when the launch was held. */
 static int submit_fast(const unsigned char shape[8], uint64_t *arg, uintptr_t stream)
 {
     void *params[1] = { arg };
     struct ag_fast_kernel k = {
-        .stream = stream, .ctx = 1, .call = shape, .matches = fake_matches,
+        .stream = stream, .ctx = submit_ctx, .call = shape, .matches = fake_matches,
         .fill_args = fill_arg, .params = params,
     };
     if (!ag_replay_open() || !ag_engine_fast_kernel(&k))
@@ -182,7 +187,7 @@ static void submit_on(int fn, uint64_t arg, uintptr_t stream)
         return;
     for (;;) {
         if (!op.light) {
-            op.ctx = 1;
+            op.ctx = submit_ctx;
             op.layout = &fake_layout;
             op.args = (const unsigned char *)&arg;
             op.args_len = 8;
@@ -953,7 +958,7 @@ static const struct ag_backend fake_events_threaded = {
 
 static int launch_state(void)
 {
-    return __atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_ACQUIRE);
 }
 
 static int launch_out(void)
@@ -1261,6 +1266,58 @@ static void test_collective_paced(void)
     ag_eng.be = was;
 }
 
+/* Whether the ops on `stream` were executed in the order submitted (each context's
+ * engine keeps its own order; two engines' ops may interleave otherwise). */
+static int same_order_on(uintptr_t stream)
+{
+    int e = 0;
+    for (int i = 0; i < nsubmitted; i++) {
+        if (submitted_stream[i] != stream)
+            continue;
+        while (e < nexecuted && executed_stream[e] != stream)
+            e++;
+        if (e == nexecuted || executed[e] != submitted[i])
+            return 0;
+        e++;
+    }
+    for (; e < nexecuted; e++)
+        if (executed_stream[e] == stream)
+            return 0;                /* executed more than submitted */
+    return 1;
+}
+
+/* Two contexts in turn, one thread (a program switching devices every step): each
+ * context's engine keeps its own window, so both steps repeat and are graphed, and
+ * each replays (held ops of one engine while the other takes its own). */
+static void test_two_contexts(void)
+{
+    struct ag_engine *one = ag_engine_lookup(1), *two;
+    reset();
+    for (int it = 0; it < 8; it++) {
+        submit_ctx = 1;
+        for (int k = 0; k < 6; k++)
+            submit_on(k, (uint64_t)(k + it % 2), 0x1000);
+        submit_ctx = 2;
+        for (int k = 0; k < 6; k++)
+            submit_on(50 + k, (uint64_t)k, 0x2000);
+        sync_point();
+    }
+    submit_ctx = 1;
+    two = ag_engine_lookup(2);
+    CHECK(one != NULL && two != NULL && one != two && ag_engines_count() == 2);
+    CHECK(builds == 2 && same_order_on(0x1000) && same_order_on(0x2000));
+    CHECK(one->s.replays >= 5 && two->s.replays >= 5 && one->s.templates == 1 &&
+          two->s.templates == 1);
+    /* a flush point of one context's stream ends that engine's window only */
+    submit_ctx = 2;
+    submit_on(50, 0, 0x2000);
+    submit_ctx = 1;
+    ag_engine_before(AG_EP_cuStreamSynchronize, 0x1000, 0);
+    CHECK(two->w.n == 1 && two->r.t != NULL);
+    ag_engine_before(AG_EP_cuStreamSynchronize, 0x2000, 0);
+    CHECK(two->w.n == 0 && two->r.t == NULL && same_order_on(0x2000));
+}
+
 int main(void)
 {
     struct ag_engine_params p = { .warmup = 2, .min_ops = 4, .chunk_first = 4,
@@ -1285,5 +1342,6 @@ int main(void)
     test_collective_one_stream();
     test_collective_streams();
     test_collective_paced();
+    test_two_contexts();
     return check_finish("test_engine");
 }

@@ -62,9 +62,9 @@ static int fake_patch(void *exec, void *node, const struct ag_op *op)
     return 0;
 }
 
-static int fake_launch(void *exec, const uintptr_t *streams, int nstreams)
+static int fake_launch(void *exec, uintptr_t ctx, const uintptr_t *streams, int nstreams)
 {
-    (void)streams, (void)nstreams;
+    (void)ctx, (void)streams, (void)nstreams;
     launched_ops += ((struct fake *)exec)->n;
     return 0;
 }
