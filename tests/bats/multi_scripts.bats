@@ -101,7 +101,7 @@ fake_run() {
 }
 
 @test "multi scripts: --dry-run prints every job; the shim and its summary per pid on one side; multicast off" {
-    run env NCCL_NVLS_ENABLE=1 NVIDIA_SMI="$tmp/bin/smi-two" \
+    run env NCCL_NVLS_ENABLE=1 NVIDIA_SMI="$tmp/bin/smi-two" MD_BATS= \
         scripts/multi_gpu_check.sh --dry-run --no-build --bench --repeats 4 --bench-reps 2 --keep "$tmp/o"
     echo "$output"
     [ "$status" -eq 0 ]

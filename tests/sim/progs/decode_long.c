@@ -4,7 +4,7 @@
  *   decode_long [TOKENS] [SYNC_EVERY]
  *
  * Each token: 4 layers of add_one whose grid grows with the position (the attention
- * over a KV cache, capped at the buffer), a scale, a memset of the next cache row and
+ * over a KV cache, capped at the buffer), a scale by -1, a memset of the next cache row and
  * a device-to-device copy of a prefix whose size grows with the position (wrapping at
  * the buffer), all on one created stream; every SYNC_EVERY tokens (default 1) a
  * cuStreamSynchronize, 0: none until the end.  stdout: "sum N" over the buffers;
@@ -32,8 +32,8 @@ static long vm_hwm_kb(void)
 static void one_token(CUfunction add_one, CUfunction scale, CUstream s, CUdeviceptr a,
                       CUdeviceptr b, int pos)
 {
-    int n = PROG_N, two = 2, grow = 1 + pos % PROG_N;
-    void *aa[] = { &a, &grow }, *sa[] = { &b, &two, &n };
+    int n = PROG_N, minus = -1, grow = 1 + pos % PROG_N;
+    void *aa[] = { &a, &grow }, *sa[] = { &b, &minus, &n };
     for (int layer = 0; layer < 4; layer++)
         CK(cuLaunchKernel(add_one, (unsigned)grow, 1, 1, 1, 1, 1, 0, s, aa, NULL));
     CK(cuLaunchKernel(scale, 1, 1, 1, PROG_N, 1, 1, 0, s, sa, NULL));
