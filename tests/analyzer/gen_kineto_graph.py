@@ -117,6 +117,14 @@ def graph_scenario(kind):
         deps.append([1, 3, 5, 7])
         chan.append(0)
         stream.append(20)
+    events = replays(deps, chan, stream, lambda i: names[i] + "(float*)",
+                     lambda start, i: start[i])
+    return events, graph_of(names, deps)
+
+
+def replays(deps, chan, stream, record_name, order):
+    """Two launches of the graph (cudaGraphLaunch records) and their kernel records:
+    record_name(i) names node i's record, order(start, i) sorts the records."""
     events = []
     for rep in range(2):
         t0 = 1000.0 + 200.0 * rep
@@ -124,26 +132,20 @@ def graph_scenario(kind):
         events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1,
                        "tid": 1, "ts": t0 - 5, "dur": 4, "args": {"correlation": corr}})
         start, _ = simulate(deps, chan, t0)
-        for i in sorted(range(len(names)), key=lambda i: start[i]):
-            events.append(kernel(names[i], start[i], stream[i], corr))
-    return events, graph_of(names, deps)
+        for i in sorted(range(len(deps)), key=lambda i: order(start, i)):
+            k = kernel("", start[i], stream[i], corr)
+            k["name"] = record_name(i)
+            events.append(k)
+    return events
 
 
 def names_scenario(mangled_trace):
     names = [ONSELF, ADD, GEMM, CLAMP, ADD, GEMM, CLAMP, CAT, COPY]
     deps = [[], [0], [1], [2], [0], [4], [5], [0, 3, 6], [7]]
     stream = [7, 20, 20, 20, 21, 21, 21, 7, 7]
-    events = []
-    for rep in range(2):
-        t0 = 1000.0 + 200.0 * rep
-        corr = 500 + rep
-        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1,
-                       "tid": 1, "ts": t0 - 5, "dur": 4, "args": {"correlation": corr}})
-        start, _ = simulate(deps, list(range(len(names))), t0)
-        for i in sorted(range(len(names)), key=lambda i: (start[i], stream[i])):
-            k = kernel("", start[i], stream[i], corr)
-            k["name"] = names[i][0] if mangled_trace and names[i][0] else names[i][1]
-            events.append(k)
+    events = replays(deps, list(range(len(names))), stream,
+                     lambda i: names[i][0] if mangled_trace and names[i][0] else names[i][1],
+                     lambda start, i: (start[i], stream[i]))
     nodes = []
     for i, n in enumerate(names):
         nodes.append({"index": i, "node_type": "kernel" if n[0] else "memcpy", "tools_id": None,

@@ -871,32 +871,37 @@ decode_long() {
     echo "$1: $2 tokens, sync every $3: peak ${HWM} kB"
 }
 
-@test "decode_long: a decode loop whose sizes grow, synchronized every token: one template, memory flat from 1000 to 10000 tokens: same sums" {
+# decode_long_pair TOKENS FEWER SYNC_EVERY: TOKENS without the shim and with it (same
+# sums, its summary loaded), and FEWER with it first: their peaks in HWM and HWM_FEWER
+decode_long_pair() {
     [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
-    sim_run plain decode_long -- 10000 1
-    decode_long short 1000 1
-    local short=$HWM
-    decode_long shim 10000 1
-    same plain shim "decode_long 10000 1" || return 1
+    sim_run plain decode_long -- "$1" "$3"
+    decode_long fewer "$2" "$3"
+    HWM_FEWER=$HWM
+    decode_long shim "$1" "$3"
+    same plain shim "decode_long $1 $3" || return 1
     load shim
+}
+
+# peak_within KB: the peak of the longer run is at most KB above the shorter's (not
+# under a sanitizer, whose own memory blurs the peaks)
+peak_within() {
+    [ -n "${AG_TEST_ROOT:-}" ] && return 0
+    [ "$HWM" -le $((HWM_FEWER + $1)) ] || { echo "FAIL: peak grew from $HWM_FEWER to $HWM kB"; return 1; }
+}
+
+@test "decode_long: a decode loop whose sizes grow, synchronized every token: one template, memory flat from 1000 to 10000 tokens: same sums" {
+    decode_long_pair 10000 1000 1 || return 1
     want templates -le 2
     want evicted -eq 0
     want launches_graphed -ge 49000        # of 50000
-    [ -n "${AG_TEST_ROOT:-}" ] && return 0 # a sanitizer's own memory blurs the peaks
-    [ "$HWM" -le $((short + 1024)) ] || { echo "FAIL: peak grew from $short to $HWM kB"; return 1; }
+    peak_within 1024
 }
 
 @test "decode_long: the same without a sync for 60000 tokens: the window is bounded (a replay's end ends it past its limit): same sums" {
-    [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
-    sim_run plain decode_long -- 60000 0
-    decode_long half 30000 0
-    local half=$HWM
-    decode_long shim 60000 0
-    same plain shim "decode_long 60000 0" || return 1
-    load shim
+    decode_long_pair 60000 30000 0 || return 1
     want launches_graphed -ge 299000       # of 300000
-    [ -n "${AG_TEST_ROOT:-}" ] && return 0 # a sanitizer's own memory blurs the peaks
-    [ "$HWM" -le $((half + 2048)) ] || { echo "FAIL: peak grew from $half to $HWM kB"; return 1; }
+    peak_within 2048
 }
 
 # layers_cycle TAG CYCLE [VAR=VALUE...]: 400 steps of 24 layers, batch sizes cycling

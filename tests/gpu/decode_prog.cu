@@ -74,6 +74,7 @@
 
 #include "fill_hash.cuh"
 #include "loop_timing.cuh"
+#include "../vm_hwm.h"
 
 #define KL(...)                                                                        \
     do {                                                                               \
@@ -346,21 +347,6 @@ static void matmul(cudaStream_t s, float *y, const float *x, const float *W, con
 {
     dim3 grid((N + TILE - 1) / TILE, (M + TILE - 1) / TILE), block(TILE, TILE);
     KL(k_matmul<<<grid, block, 0, s>>>(y, x, W, b, res, M, K, N, act));
-}
-
-// The process's peak resident memory in kB (VmHWM), -1 when unknown.
-static long vm_hwm_kb(void)
-{
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6))
-            sscanf(line + 6, "%ld", &kb);
-    fclose(f);
-    return kb;
 }
 
 int main(int argc, char **argv)

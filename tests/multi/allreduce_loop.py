@@ -32,7 +32,6 @@ its kernels or before its all-reduce (a line on stderr says where).
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mgpu_common as mc  # noqa: E402
@@ -66,15 +65,8 @@ def parse():
 
 def main():
     args = parse()
-    mc.force_env()
-    rank, local, world = mc.dist_env()
-    out = mc.RankOut(args.out_dir, rank, world)
-    mc.log(rank, "starting (%d iterations of %d elements)" % (args.iters, args.numel))
-
-    import torch
-
-    dist, dev = mc.init_process_group(torch, args, local)
-    mc.deterministic(torch)
+    torch, dist, dev, rank, _, world, out = mc.start(
+        args, "%d iterations of %d elements" % (args.iters, args.numel))
 
     gen = torch.Generator().manual_seed(77)
     x = torch.randn(args.numel, generator=gen).to(dev)  # the same start on every rank
@@ -86,11 +78,9 @@ def main():
     torch.cuda.synchronize(dev)
     mc.log(rank, "looping")
 
-    times = []
+    timer = mc.StepTimer(torch, dev, args)
     for i in range(args.iters):
-        if args.bench:
-            torch.cuda.synchronize(dev)
-            t0 = time.perf_counter_ns()
+        timer.start()
         delay.at(i, "kernels")
         y = torch.add(bias, x, alpha=SCALES[i % len(SCALES)])
         y = torch.tanh(y)
@@ -98,24 +88,15 @@ def main():
         dist.all_reduce(y)
         x = y * inv
         acc.add_(x)
-        if args.bench:
-            torch.cuda.synchronize(dev)
-            if i >= args.warmup:
-                times.append(time.perf_counter_ns() - t0)
-        elif args.sync_every and (i + 1) % args.sync_every == 0:
+        timer.stop(i)
+        if not args.bench and args.sync_every and (i + 1) % args.sync_every == 0:
             torch.cuda.synchronize(dev)
 
     torch.cuda.synchronize(dev)
     acc0 = float(acc[0].item())
     out.line("result x %s acc %s acc0 %s" % (mc.tensors_sha256(torch, [x]),
                                              mc.tensors_sha256(torch, [acc]), acc0.hex()))
-    if args.bench:
-        for text in mc.percentiles(times):
-            out.line(text)
-    dist.barrier()
-    dist.destroy_process_group()
-    out.close()
-    mc.log(rank, "done")
+    mc.finish(args, dist, out, rank, timer)
 
 
 if __name__ == "__main__":

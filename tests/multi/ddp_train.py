@@ -36,7 +36,6 @@ its forward, backward or optimizer step (a line on stderr says where).
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mgpu_common as mc  # noqa: E402
@@ -125,17 +124,10 @@ def make_model(torch, kind, dev):
 
 def main():
     args = parse()
-    mc.force_env()
-    rank, local, world = mc.dist_env()
-    out = mc.RankOut(args.out_dir, rank, world)
-    mc.log(rank, "starting (%s, %d steps)" % (args.model, args.steps))
-
-    import torch
+    torch, dist, dev, rank, local, _, out = mc.start(
+        args, "%s, %d steps" % (args.model, args.steps))
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
-
-    dist, dev = mc.init_process_group(torch, args, local)
-    mc.deterministic(torch)
 
     torch.manual_seed(0)  # the same initial weights on every rank
     model, xshape, classes = make_model(torch, args.model, dev)
@@ -151,11 +143,9 @@ def main():
     torch.cuda.synchronize(dev)
     mc.log(rank, "training")
 
-    times = []
+    timer = mc.StepTimer(torch, dev, args)
     for step in range(args.steps):
-        if args.bench:
-            torch.cuda.synchronize(dev)
-            t0 = time.perf_counter_ns()
+        timer.start()
         delay.at(step, "forward")
         x, y = xs[step % NB], ys[step % NB]
         opt.zero_grad(set_to_none=True)
@@ -168,22 +158,13 @@ def main():
         losses[step].copy_(loss.detach())
         if args.item_every and (step + 1) % args.item_every == 0:
             loss.item()
-        if args.bench:
-            torch.cuda.synchronize(dev)
-            if step >= args.warmup:
-                times.append(time.perf_counter_ns() - t0)
+        timer.stop(step)
 
     torch.cuda.synchronize(dev)
     for step, value in enumerate(losses.cpu().tolist()):
         out.line("step %d loss %s" % (step, float(value).hex()))
     out.line("sha256 %s" % mc.tensors_sha256(torch, list(model.parameters())))
-    if args.bench:
-        for text in mc.percentiles(times):
-            out.line(text)
-    dist.barrier()
-    dist.destroy_process_group()
-    out.close()
-    mc.log(rank, "done")
+    mc.finish(args, dist, out, rank, timer)
 
 
 if __name__ == "__main__":

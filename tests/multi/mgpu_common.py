@@ -1,5 +1,6 @@
 """mgpu_common.py -- what ddp_train.py and allreduce_loop.py share: the environment they
-force, the rank's files, the delayed rank, percentiles, process group set-up.
+force, the rank's files, the delayed rank, step timing and percentiles, process group
+set-up and end.
 
 Nothing here imports torch at module level: the programs' --help works without it.
 """
@@ -120,6 +121,51 @@ def percentiles(times_ns):
     p90 = v[int((n - 1) * 0.9)]
     return ["per_iter_us p50 %.2f p90 %.2f" % (p50, p90),
             "median_step_us %.2f samples %d" % (p50, n)]
+
+
+def start(args, what):
+    """The rank's start: the forced environment, its rank and files, torch imported
+    after them, the NCCL process group, deterministic algorithms.  Returns torch, the
+    torch.distributed module, the device, rank, local rank, world size, RankOut."""
+    force_env()
+    rank, local, world = dist_env()
+    out = RankOut(args.out_dir, rank, world)
+    log(rank, "starting (%s)" % what)
+    import torch
+    dist, dev = init_process_group(torch, args, local)
+    deterministic(torch)
+    return torch, dist, dev, rank, local, world, out
+
+
+class StepTimer:
+    """--bench: each step's wall time between two torch.cuda.synchronize() calls, those
+    after --warmup kept in .times; nothing without --bench."""
+
+    def __init__(self, torch, dev, args):
+        self.torch, self.dev, self.args = torch, dev, args
+        self.times, self.t0 = [], 0
+
+    def start(self):
+        if self.args.bench:
+            self.torch.cuda.synchronize(self.dev)
+            self.t0 = time.perf_counter_ns()
+
+    def stop(self, step):
+        if self.args.bench:
+            self.torch.cuda.synchronize(self.dev)
+            if step >= self.args.warmup:
+                self.times.append(time.perf_counter_ns() - self.t0)
+
+
+def finish(args, dist, out, rank, timer):
+    """The timing lines (--bench), then the process group's end and the rank's files."""
+    if args.bench:
+        for text in percentiles(timer.times):
+            out.line(text)
+    dist.barrier()
+    dist.destroy_process_group()
+    out.close()
+    log(rank, "done")
 
 
 def tensors_sha256(torch, tensors):

@@ -11,23 +11,9 @@
  * stderr: "vm_hwm_kb K", the process's peak resident memory (VmHWM).
  */
 #include "prog.h"
+#include "../../vm_hwm.h"
 
 #include <stdio.h>
-#include <string.h>
-
-static long vm_hwm_kb(void)
-{
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            sscanf(line + 6, "%ld", &kb);
-    fclose(f);
-    return kb;
-}
 
 static void one_token(CUfunction add_one, CUfunction scale, CUstream s, CUdeviceptr a,
                       CUdeviceptr b, int pos)
