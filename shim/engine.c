@@ -361,7 +361,9 @@ static void look_for_period(void)
         w->period_base = w->n;       /* look again in what follows */
         return;
     }
-    ag_template_build(w, start, w->n, 0);
+    struct ag_template *t = ag_template_build(w, start, w->n, 0);
+    if (t)
+        t->from_period = 1;
     ag_eng.s.period_cuts++;
     ag_engine_end_window(AG_FLUSH_NONE);
 }

@@ -156,6 +156,8 @@ struct ag_template {            /* a held op reads its first line */
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
     uint64_t start_key;         /* key of its first op */
     int paced;                  /* chunks cut from its end (build_template.c) */
+    int from_period;            /* cut from a run by period detection: it recurs within
+                                 * one window, so a stop does not bar it there */
     struct ag_plan plan;        /* its chunk plan */
     struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */

@@ -92,8 +92,10 @@ void ag_replay_abort(const char *why)
         return;
     if (why) {
         ag_issue_held(held_from());
-        ag_eng.r.stopped_id = t->id;
-        ag_eng.r.stopped_window = ag_eng.s.windows;
+        if (!t->from_period) {       /* a step's template: not again in this step */
+            ag_eng.r.stopped_id = t->id;
+            ag_eng.r.stopped_window = ag_eng.s.windows;
+        }
         t->mismatches++;
         ag_eng.s.mismatches++;
         ag_backoff_stopped();

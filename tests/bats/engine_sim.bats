@@ -904,6 +904,20 @@ peak_within() {
     peak_within 2048
 }
 
+@test "decode_long: no sync, a fifth layer every 50th token: the replays stop there and start again at the next token: same sums" {
+    [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
+    sim_run plain decode_long -- 4000 0 50
+    sim_run shim decode_long LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        -- 4000 0 50
+    same plain shim "decode_long 4000 0 50" || return 1
+    load shim
+    want mismatches -ge 40                 # a stop at each odd token
+    want templates -le 2
+    want launches_graphed -ge 18500        # of 20080 (15690 and 73 templates while a
+                                           # stopped template was not started again in
+                                           # its window)
+}
+
 # layers_cycle TAG CYCLE [VAR=VALUE...]: 400 steps of 24 layers, batch sizes cycling
 layers_cycle() {
     local tag=$1 cycle=$2
