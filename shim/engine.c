@@ -311,7 +311,7 @@ static void note_window_length(size_t n)
 void ag_engine_end_window(enum ag_flush_reason reason)
 {
     if (ag_eng.r.t)
-        ag_replay_mismatch("the window ended before the template did");
+        ag_replay_mismatch(ag_stop_window_end);
     ag_skim_window_end(reason, ag_eng.w.n == 0);
     if (ag_eng.w.n == 0)
         return;

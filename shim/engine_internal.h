@@ -573,6 +573,7 @@ void ag_events_release_held(void);  /* the held ops went out: the held destroys 
 /* match_replay.c */
 int ag_replay_try_start(struct ag_wop *first_candidate_unused, const struct ag_op *op);
 int ag_replay_offer(const struct ag_op *op);
+extern const char ag_stop_window_end[];  /* the stop a window's end makes (a flush) */
 void ag_replay_abort(const char *why);
 void ag_replay_mismatch(const char *why);   /* abort; a template that keeps stopping goes */
 void ag_issue_held(size_t from);

@@ -14,7 +14,9 @@
  * strikes without a template proving itself in between (AG_BACKOFF_PROVEN replays
  * to its end), and while replays stop more than four times as often as they reach
  * their end (counted since the last back-off: a program whose templates mostly work
- * and that loses a few while it warms up goes on), the engine backs off: for the next AG_BACKOFF_WINDOWS judged
+ * and that loses a few while it warms up goes on; a stop because the window ended,
+ * at a flush, does not count: such windows differ in where they end, not in what
+ * they run), the engine backs off: for the next AG_BACKOFF_WINDOWS judged
  * windows, doubling with each back-off up to AG_BACKOFF_LEVELS times, no template
  * is built (`skip backoff`) and no period is cut; templates already made keep
  * replaying.  When the interval is over the engine tries again, so a program that

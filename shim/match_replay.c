@@ -83,6 +83,10 @@ int ag_replay_holds(uintptr_t stream, uintptr_t event)
     return 0;
 }
 
+/* The stop that a window's end makes: a flush, not ops that differ from the
+ * template's, so no sign that templates are futile (match_backoff.c). */
+const char ag_stop_window_end[] = "the window ended before the template did";
+
 /* Ends the replay: held ops are issued eagerly.  `why` (NULL for a completed
  * replay) goes to the explain log. */
 void ag_replay_abort(const char *why)
@@ -98,7 +102,8 @@ void ag_replay_abort(const char *why)
         }
         t->mismatches++;
         ag_eng.s.mismatches++;
-        ag_backoff_stopped();
+        if (why != ag_stop_window_end)
+            ag_backoff_stopped();
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
     }

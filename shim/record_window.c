@@ -279,7 +279,7 @@ int ag_window_period(struct ag_window *w, size_t *start)
                i - last->pos <= AG_PERIOD_MAX) {
         w->period = i - last->pos;
         len = template_length(w->period, ag_eng.p.period_min);
-        w->run = run_back(w, i, w->period, (copies - 1) * len);
+        w->run = run_back(w, i, w->period, copies * len - w->period);
     } else {
         w->period = 0;
         w->run = 0;
@@ -290,7 +290,7 @@ int ag_window_period(struct ag_window *w, size_t *start)
     if (!w->period)
         return 0;
     len = template_length(w->period, ag_eng.p.period_min);
-    need = (copies - 1) * len;
+    need = copies * len - w->period;   /* the last copies * len ops repeat with period p */
     if (w->run < need || i + 1 - w->period_base < copies * len || len > AG_WINDOW_MAX / 2)
         return 0;
     *start = i + 1 - len;

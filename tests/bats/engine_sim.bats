@@ -904,6 +904,18 @@ peak_within() {
     peak_within 2048
 }
 
+@test "decode_long: no sync, 4 layers of 11 kernels a token: the token is the period cut, not 3 of its layers: same sums" {
+    [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
+    sim_run plain decode_long -- 400 0 0 11
+    sim_run shim decode_long LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        -- 400 0 0 11
+    same plain shim "decode_long 400 0 0 11" || return 1
+    load shim
+    want mismatches -le 2                  # 399 while a run of 44 ops of period 11 passed
+                                           # for two copies of a 33-op block
+    want launches_graphed -ge 17500        # of 18000
+}
+
 @test "decode_long: no sync, a fifth layer every 50th token: the replays stop there and start again at the next token: same sums" {
     [ -x build/sim/progs/decode_long ] || skip "decode_long not built (make sim)"
     sim_run plain decode_long -- 4000 0 50

@@ -439,6 +439,31 @@ static void test_backoff(void)
     CHECK(builds > built && ag_eng.s.replays > 0 && ag_eng.s.backoffs == 1 && same_order());
 }
 
+/* Back-off: replays stopped because their window ended early (a flush at varying
+ * places, as a full staging ring makes) are no sign that templates are futile: strikes
+ * after them do not back off. */
+static void test_backoff_window_ends(void)
+{
+    reset();
+    for (int it = 0; it < 3; it++) {          /* built */
+        for (int k = 0; k < 8; k++)
+            submit(700 + k, (uint64_t)k);
+        sync_point();
+    }
+    int warmup = ag_eng.p.warmup;
+    ag_eng.p.warmup = 1000;                   /* the short windows get no template */
+    for (int it = 0; it < 40; it++) {         /* replays, each cut by a window's end */
+        for (int k = 0; k < 2 + it % 5; k++)
+            submit(700 + k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.mismatches == AG_MISMATCH_RETIRE && ag_eng.s.retired == 1 && same_order());
+    for (int r = 0; r < AG_BACKOFF_STRIKES; r++)
+        ag_backoff_strike();                  /* as more such retirements would */
+    CHECK(ag_eng.s.backoffs == 0 && !ag_backoff_active());
+    ag_eng.p.warmup = warmup;
+}
+
 /* Futile shapes (match_futile.c): a window too short to graph that keeps repeating is
  * judged 3 times, then skimmed (every op still runs, in order), recorded and judged
  * again every AG_FUTILE_RECHECK skimmed repeats; a graphable window interleaved with
@@ -1332,6 +1357,7 @@ int main(void)
     test_futile();
     test_mismatch_retire();
     test_backoff();
+    test_backoff_window_ends();
     test_same_start_windows();
     test_memory_freed();
     test_chunk_tuning();
