@@ -37,7 +37,7 @@ setup() {
 md_graphed_on() {
     local lines graphed
     lines=$(cat "$BATS_TEST_TMPDIR"/b.sum.* 2>/dev/null | grep "^context [0-9]* device $1 ")
-    ag_log "device $1: ${lines:-no context line}"
+    ag_log "device $1: $(echo "${lines:-no context line}" | paste -sd ';')"
     graphed=$(echo "$lines" | awk '{ for (i = 1; i < NF; i++) if ($i == "launches_graphed") s += $(i + 1) }
                                    END { print s + 0 }')
     if [ "$graphed" -le 0 ]; then
@@ -50,6 +50,7 @@ md_graphed_on() {
 # md_pair PROG MODE ITERS : the pair of runs, then both devices graphed.
 md_pair() {
     MD_CMD="$AG_BIN/$1 $2 $3"
+    rm -f "$BATS_TEST_TMPDIR"/b.sum.*    # a test's second pair: not the first's summaries
     eg_pair "$@" || return 1
     grep -h "^contexts " "$BATS_TEST_TMPDIR"/b.sum.* | grep -qx "contexts 2" || {
         echo "$1 $2: the summary does not count 2 contexts" >&2
