@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# loose_bench.sh -- realistic loops (a solver, alloc and free per iteration, a C trainer, a PyTorch training loop) with and without libautograph, side by
+# loose_bench.sh -- realistic loops (a solver, alloc and free per iteration, a C trainer,
+# PyTorch and JAX training loops) with and without libautograph, side by
 # side: same output?  how much faster?  how much graphed?
 #
 # usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] LIBAUTOGRAPH_SO OUTDIR
@@ -14,7 +15,8 @@
 #     the median of the per-process "per_iter_us p50" per side
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads: solver, solver --kernels 4, solver --stream, alloc_loop, alloc_loop --async,
-#   trainer, and torch_train_loop.py when python3 can import torch with a GPU.
+#   trainer, torch_train_loop.py when python3 can import torch with a GPU, and
+#   jax_train_loop.py (jit step, and op by op) when it can import jax.
 #
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the programs already in OUTDIR/bin
@@ -53,6 +55,12 @@ if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     fi
 else
     say "torch_train_loop.py not found: torch_train skipped"
+fi
+if jsrc=$(find_src jax_train_loop.py 2>/dev/null) && "$PYTHON" -c 'import jax' 2>/dev/null; then
+    add jax_train "$PYTHON $jsrc --steps 100"
+    add jax_eager "$PYTHON $jsrc --mode eager --steps 30 --warmup 5"
+else
+    say "jax_train_loop.py or jax not found: jax_train and jax_eager skipped"
 fi
 
 rows=()

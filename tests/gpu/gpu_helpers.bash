@@ -25,17 +25,19 @@ ag_tool() {
 ag_setup_python() {
     export AG_PY=${PYTHON:-python3}
     export PYTHONUNBUFFERED=1
-    export AG_TORCH=0 AG_TRITON=0
+    export AG_TORCH=0 AG_TRITON=0 AG_JAX=0
     [ "${AG_GPU:-0}" = 1 ] || return 0
     if "$AG_PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
         >/dev/null 2>&1; then
         AG_TORCH=1
         "$AG_PY" -c 'import triton' >/dev/null 2>&1 && AG_TRITON=1
     fi
+    "$AG_PY" -c 'import jax' >/dev/null 2>&1 && AG_JAX=1
     return 0
 }
 
 need_torch() { [ "${AG_TORCH:-0}" = 1 ] || skip "no python3 with PyTorch and CUDA"; }
+need_jax() { [ "${AG_JAX:-0}" = 1 ] || skip "no python3 with JAX"; }
 
 # ag_setup_file: the suites' setup_file: exports AG_TOP, AG_SHIM, AG_BIN and AG_GPU
 # (1 with a usable GPU, after building the library and the GPU programs; else 0, with

@@ -17,6 +17,8 @@
 #   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
 #   torch_decode.py     GPT-2 (random weights) greedy decoding with a growing KV cache,
 #                       and an inference loop whose batch size cycles 1..8
+#   jax_train_loop.py   a JAX MLP trained with per-step uploads and float(loss): one jit
+#                       step (XLA's own command buffers on, and off), and op by op
 # Each: the program's result lines ("result", "step", "tokens", "token_ids", "sha256")
 # without (a) and with (b) the shim are identical; the summary's graphed share and
 # counters go to the TAP log and are checked against each workload's floor.
@@ -163,4 +165,22 @@ rl_share_at_least() {
 @test "realistic: PyTorch inference with the batch size cycling 1..8: same outputs" {
     need_torch
     rl_pair torch-batches "$AG_PY" tests/gpu/torch_decode.py --mode batches --model mlp
+}
+
+# JAX: XLA launches its kernels through the driver API (cuLaunchKernel) and, with its
+# command buffers on (the default), captures and launches CUDA graphs of its own: the
+# program's captures and graph launches pass through the shim and end its windows.
+@test "realistic: JAX MLP training, one jit step, per-step uploads and float(loss): same losses and parameters" {
+    need_jax
+    rl_pair jax-train "$AG_PY" tests/gpu/jax_train_loop.py --steps 100
+}
+
+@test "realistic: JAX MLP training with XLA's command buffers off: same losses and parameters" {
+    need_jax
+    rl_pair jax-train-nocb "$AG_PY" tests/gpu/jax_train_loop.py --steps 100 --no-command-buffer
+}
+
+@test "realistic: JAX MLP training op by op (no jit): same losses and parameters" {
+    need_jax
+    rl_pair jax-eager "$AG_PY" tests/gpu/jax_train_loop.py --mode eager --steps 30
 }
