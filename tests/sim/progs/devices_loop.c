@@ -21,26 +21,11 @@
  * each engine's launcher thread).  Each prints the checksums of both devices'
  * buffers, the same with or without the shim.  Exits 3 with fewer than two devices.
  */
-#include "prog.h"
+#include "two_dev.h"
 
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
-
-#define BYTES (PROG_N * sizeof(int))
-
-typedef struct device {
-    int id;
-    CUcontext ctx;
-    CUmodule mod;
-    CUfunction add_one, scale, saxpy;
-    CUstream s;                  /* its stream (NULL in legacy mode) */
-    CUevent ev;
-    CUdeviceptr p, q;            /* p: its own data; q: what came from the peer (cross) */
-    CUdeviceptr x, y, r;         /* switch, legacy, threads: y += a * x every step */
-    int h[PROG_N];
-    float f[PROG_N];
-} device;
 
 static device dv[2];
 static pthread_barrier_t barrier;
@@ -69,29 +54,10 @@ static void launch(device *d, CUfunction f, CUdeviceptr p, int arg)
 
 static void setup(void)
 {
-    int count;
-    CK(cuInit(0));
-    CK(cuDeviceGetCount(&count));
-    if (count < 2) {
-        fprintf(stderr, "devices_loop: needs SIM_DEVICES >= 2, have %d\n", count);
-        exit(3);
-    }
-    prog_register(sim_register_kernel);
+    two_dev_open(dv, "devices_loop");
     for (int i = 0; i < 2; i++) {
         device *d = &dv[i];
-        CUdevice dev;
-        d->id = i;
-        CK(cuDeviceGet(&dev, i));
-        CK(cuDevicePrimaryCtxRetain(&d->ctx, dev));
         CK(cuCtxSetCurrent(d->ctx));
-        CK(cuModuleLoadData(&d->mod, "sim-module"));
-        CK(cuModuleGetFunction(&d->add_one, d->mod, "add_one"));
-        CK(cuModuleGetFunction(&d->scale, d->mod, "scale"));
-        CK(cuModuleGetFunction(&d->saxpy, d->mod, "saxpy"));
-        CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
-        CK(cuEventCreate(&d->ev, CU_EVENT_DISABLE_TIMING));
-        CK(cuMemAlloc(&d->p, BYTES));
-        CK(cuMemAlloc(&d->q, BYTES));
         CK(cuMemAlloc(&d->x, BYTES));
         CK(cuMemAlloc(&d->y, BYTES));
         CK(cuMemAlloc(&d->r, BYTES));

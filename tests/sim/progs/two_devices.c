@@ -14,25 +14,12 @@
  * thread, in the same order) and print the same checksums; their logs are equal
  * sorted.  Exits 3 with fewer than two devices.
  */
-#include "prog.h"
+#include "two_dev.h"
 
 #include <pthread.h>
 #include <string.h>
 
 #define ITERS 4
-#define BYTES (PROG_N * sizeof(int))
-
-typedef struct device {
-    int id;
-    CUcontext ctx;
-    CUmodule mod;
-    CUfunction add_one, scale;
-    CUstream s;
-    CUevent ev;
-    CUdeviceptr p, q;            /* p: its own data; q: what came from the peer */
-    int h[PROG_N];
-} device;
-
 static device dv[2];
 static pthread_barrier_t barrier;
 static int threaded;
@@ -55,29 +42,7 @@ static void launch(device *d, CUfunction f, CUdeviceptr p, int arg)
 /* Contexts, modules, streams, events and buffers of both devices, in order. */
 static void setup(void)
 {
-    int count;
-    CK(cuInit(0));
-    CK(cuDeviceGetCount(&count));
-    if (count < 2) {
-        fprintf(stderr, "two_devices: needs SIM_DEVICES >= 2, have %d\n", count);
-        exit(3);
-    }
-    prog_register(sim_register_kernel);
-    for (int i = 0; i < 2; i++) {
-        device *d = &dv[i];
-        CUdevice dev;
-        d->id = i;
-        CK(cuDeviceGet(&dev, i));
-        CK(cuDevicePrimaryCtxRetain(&d->ctx, dev));
-        CK(cuCtxSetCurrent(d->ctx));
-        CK(cuModuleLoadData(&d->mod, "sim-module"));
-        CK(cuModuleGetFunction(&d->add_one, d->mod, "add_one"));
-        CK(cuModuleGetFunction(&d->scale, d->mod, "scale"));
-        CK(cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING));
-        CK(cuEventCreate(&d->ev, CU_EVENT_DISABLE_TIMING));
-        CK(cuMemAlloc(&d->p, BYTES));
-        CK(cuMemAlloc(&d->q, BYTES));
-    }
+    two_dev_open(dv, "two_devices");
 }
 
 static void enable_peers(void)
