@@ -13,8 +13,9 @@
 #      is there)
 #   2. check: each workload once without the shim (no LD_PRELOAD) and once with
 #      LD_PRELOAD=build/libautograph.so AUTOGRAPH_SUMMARY_FILE=<run>/sum.%p (one exit
-#      summary per rank process); every rank's "step" / "sha256" / "result" lines must be
-#      the same with and without (SAME / DIFFER), and the ranks must end alike (DDP's
+#      summary per rank process) and AUTOGRAPH_EXPLAIN=1 (why windows were not graphed,
+#      in the job's logs); every rank's "step" / "sha256" / "result" lines must be the
+#      same with and without (SAME / DIFFER), and the ranks must end alike (DDP's
 #      parameters, the all-reduced tensors); each rank's graphed_share from its summary.
 #      Workloads (--only takes these names, comma-separated):
 #        ddp               tests/multi/ddp_train.py (100 steps, loss.item() every step)
@@ -240,7 +241,8 @@ reap() {
 }
 
 # launch DIR SIDE TMO PROGRAM ARGS...: one torchrun job of $NPROC ranks under timeout, SIDE
-# off (no LD_PRELOAD) or on (the shim, a summary per process in DIR/sum.<pid>); writes
+# off (no LD_PRELOAD), on (the shim, a summary per process in DIR/sum.<pid>) or explain
+# (on, with AUTOGRAPH_EXPLAIN=1: why windows were not graphed, in torchrun.log); writes
 # DIR/cmd, DIR/torchrun.log, DIR/rank<R>.{out,pid}, DIR/rc and DIR/status: ok, fail, hang
 # (timed out, or a collective timed out by the NCCL watchdog: the programs' --pg-timeout is
 # below TMO), cut (the budget: not started, or stopped by it), dry
@@ -259,7 +261,10 @@ launch() {
         cut=1
     fi
     local cmd=("${envclean[@]}")
-    [ "$side" = on ] && cmd+=(LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY_FILE="$dir/sum.%p")
+    case $side in
+    on) cmd+=(LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY_FILE="$dir/sum.%p") ;;
+    explain) cmd+=(LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY_FILE="$dir/sum.%p" AUTOGRAPH_EXPLAIN=1) ;;
+    esac
     cmd+=("${torchrun[@]}" --standalone --nnodes=1 --nproc-per-node="$NPROC"
           "$top/tests/multi/$p" --out-dir "$dir" "$@")
     printf '%q ' timeout -k 15 "$tmo" "${cmd[@]}" >"$dir/cmd"
@@ -378,7 +383,7 @@ if [ "$torch_ok" = 1 ] && [ ${#check_wl[@]} -gt 0 ]; then
         # shellcheck disable=SC2206
         a=(${args_of[$w]})
         pool_submit "$out/check/$w.off" off "$TMO" "${prog_of[$w]}" ${a[@]+"${a[@]}"}
-        pool_submit "$out/check/$w.on" on "$TMO" "${prog_of[$w]}" ${a[@]+"${a[@]}"}
+        pool_submit "$out/check/$w.on" explain "$TMO" "${prog_of[$w]}" ${a[@]+"${a[@]}"}
     done
     wait
     if [ "$dry" = 0 ]; then
