@@ -16,6 +16,8 @@
  *            by the launcher thread)
  *   streams  as sync, the collectives on a second stream s2 forked from s and joined
  *            back by events, with launches on s beside them
+ *   streams-period   as streams, with no sync until the end (DDP's buckets without a
+ *            loss.item(): period detection cuts a run that forks and joins streams)
  * stdout: the buffers' sums (the same with and without the shim); stderr:
  * "collective: calls N, late L" (L: collectives not run when their call returned).
  */
@@ -138,13 +140,15 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     const char *name = argc > 3 ? argv[3] : "ncclDevKernel_AllReduce_Sum_i32";
     int iters = argc > 2 ? atoi(argv[2]) : 0, host[PROG_N];
-    int period = !strcmp(mode, "period"), streams = !strcmp(mode, "streams");
+    int both = !strcmp(mode, "streams-period");
+    int period = both || !strcmp(mode, "period"), streams = both || !strcmp(mode, "streams");
     CUcontext ctx;
     CUmodule mod;
 
     if ((!period && !streams && strcmp(mode, "sync") && strcmp(mode, "paced")) ||
         iters <= 0) {
-        fprintf(stderr, "usage: collective sync|period|paced|streams ITER [KERNEL]\n");
+        fprintf(stderr, "usage: collective sync|period|paced|streams|streams-period ITER "
+                "[KERNEL]\n");
         return 2;
     }
     busy = !strcmp(mode, "paced") ? 5 : 0;
