@@ -244,9 +244,12 @@ ag_check_calls() {
 #   WHAT = plain | shim | shim+cupti | cupti
 # shim: LD_PRELOAD the shim, summary in TAG.sum.<pid> (AUTOGRAPH left to its default
 # unless CMD sets it); cupti: the independent CUPTI counter, counts in TAG.cupti.<pid>.
+# An earlier run's TAG.sum.* and TAG.cupti.* go first: a test that runs a tag twice
+# sums only the last run's.
 eg_run() {
     local tag=$1 what=$2
     shift 2
+    rm -f "$BATS_TEST_TMPDIR/$tag".sum.* "$BATS_TEST_TMPDIR/$tag".cupti.*
     ag_env_clean
     local cmd=("${AG_ENV[@]}") lim=()
     case $what in *shim*)

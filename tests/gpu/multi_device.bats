@@ -50,7 +50,6 @@ md_graphed_on() {
 # md_pair PROG MODE ITERS : the pair of runs, then both devices graphed.
 md_pair() {
     MD_CMD="$AG_BIN/$1 $2 $3"
-    rm -f "$BATS_TEST_TMPDIR"/b.sum.*    # a test's second pair: not the first's summaries
     eg_pair "$@" || return 1
     grep -h "^contexts " "$BATS_TEST_TMPDIR"/b.sum.* | grep -qx "contexts 2" || {
         echo "$1 $2: the summary does not count 2 contexts" >&2
