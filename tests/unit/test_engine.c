@@ -236,6 +236,14 @@ static int same_order(void)
                   (size_t)nsubmitted * sizeof *executed_stream) == 0;
 }
 
+/* One sync-delimited window of n ops: functions first, first + 1, ..., args 0, 1, .... */
+static void window_of(int first, int n)
+{
+    for (int k = 0; k < n; k++)
+        submit(first + k, (uint64_t)k);
+    sync_point();
+}
+
 static void reset(void)
 {
     ag_engine_reset_for_tests();
@@ -250,11 +258,8 @@ static void reset(void)
 static void test_light_recording(void)
 {
     reset();
-    for (int it = 0; it < 5; it++) {          /* 5 differing windows: light from the 4th */
-        for (int k = 0; k < 6; k++)
-            submit(100 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 5; it++)            /* 5 differing windows: light from the 4th */
+        window_of(100 + it * 10, 6);
     CHECK(light_offers == 2 * 6 && builds == 0 && queued_ops == 2 * 6);
     for (int it = 0; it < 6; it++) {          /* then one window repeating */
         for (int k = 0; k < 6; k++)
@@ -264,11 +269,8 @@ static void test_light_recording(void)
     }
     CHECK(same_order() && launches == 3);
 
-    for (int it = 0; it < 5; it++) {          /* differing windows again: light again */
-        for (int k = 0; k < 6; k++)
-            submit(200 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 5; it++)            /* differing windows again: light again */
+        window_of(200 + it * 10, 6);
     full_after_light = 0;
     for (int k = 0; k < 6; k++)                /* the template's first op: asked in full */
         submit(k, (uint64_t)k);
@@ -276,11 +278,8 @@ static void test_light_recording(void)
     CHECK(full_after_light == 1 && launches == 4 && same_order());
 
     reset();
-    for (int it = 0; it < 5; it++) {          /* light, then no sync: a period */
-        for (int k = 0; k < 6; k++)
-            submit(300 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 5; it++)            /* light, then no sync: a period */
+        window_of(300 + it * 10, 6);
     for (int it = 0; it < 200; it++)
         for (int k = 0; k < 5; k++)
             submit(k, (uint64_t)k);
@@ -297,39 +296,26 @@ static void test_skimming(void)
     unsigned long light_before;
     reset();
     ag_eng.p.skim_after = 2;
-    for (int it = 0; it < 5; it++) {          /* full, full, full, light, light */
-        for (int k = 0; k < 6; k++)
-            submit(400 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 5; it++)            /* full, full, full, light, light */
+        window_of(400 + it * 10, 6);
     CHECK(ag_eng.s.skimmed_windows == 0 && ag_eng.s.light_windows == 2);
     light_before = ag_eng.s.light_windows;
-    for (int it = 0; it < 40; it++) {         /* skimmed, but for one light probe */
-        for (int k = 0; k < 6; k++)
-            submit(1000 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 40; it++)           /* skimmed, but for one light probe */
+        window_of(1000 + it * 10, 6);
     CHECK(ag_eng.s.skimmed_windows == 39 && ag_eng.s.skimmed_ops == 39 * 6);
     CHECK(ag_eng.s.light_windows == light_before + 1 && builds == 0 && same_order());
     for (int it = 0; it < 6; it++) {          /* one window repeating (functions are one
                                                * byte: none of the 16 windows before has
                                                * these) */
-        for (int k = 0; k < 6; k++)
-            submit(200 + k, (uint64_t)k);
-        sync_point();
+        window_of(200, 6);
     }
     /* skimmed, skimmed (repeat: full), full, full: built, replayed twice */
     CHECK(ag_eng.s.skimmed_windows == 41 && builds == 1 && launches == 2 && same_order());
-    for (int it = 0; it < 8; it++) {          /* differing again: light, then skimmed */
-        for (int k = 0; k < 6; k++)
-            submit(2000 + it * 10 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 8; it++)            /* differing again: light, then skimmed */
+        window_of(2000 + it * 10, 6);
     CHECK(ag_eng.s.skimmed_windows > 41);
     full_after_light = 0;
-    for (int k = 0; k < 6; k++)                /* the template's first op ends skimming */
-        submit(200 + k, (uint64_t)k);
-    sync_point();
+    window_of(200, 6);                         /* the template's first op ends skimming */
     CHECK(full_after_light == 1 && launches == 3 && same_order());
     ag_eng.p.skim_after = 0;
 }
@@ -388,11 +374,8 @@ static void futile_steps(int steps, int graphable)
 static void test_mismatch_retire(void)
 {
     reset();
-    for (int it = 0; it < 3; it++) {          /* built */
-        for (int k = 0; k < 8; k++)
-            submit(120 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 3; it++)            /* built */
+        window_of(120, 8);
     CHECK(builds == 2 && ag_eng.s.retired == 0);  /* two chunks */
     for (int it = 0; it < AG_MISMATCH_RETIRE + 4; it++) {
         for (int k = 0; k < 8; k++)           /* the same start, op 4 new each time */
@@ -412,11 +395,8 @@ static void test_backoff(void)
     int built;
     reset();
     for (int r = 0; r < AG_BACKOFF_STRIKES; r++) {
-        for (int it = 0; it < 3; it++) {      /* built */
-            for (int k = 0; k < 8; k++)
-                submit(300 + 20 * r + k, (uint64_t)k);
-            sync_point();
-        }
+        for (int it = 0; it < 3; it++)        /* built */
+            window_of(300 + 20 * r, 8);
         for (int it = 0; it < AG_MISMATCH_RETIRE + 2; it++) {
             for (int k = 0; k < 8; k++)       /* the same start, op 4 new each time */
                 submit(k == 4 ? 400 + 40 * r + it : 300 + 20 * r + k, (uint64_t)k);
@@ -445,18 +425,12 @@ static void test_backoff(void)
 static void test_backoff_window_ends(void)
 {
     reset();
-    for (int it = 0; it < 3; it++) {          /* built */
-        for (int k = 0; k < 8; k++)
-            submit(700 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 3; it++)            /* built */
+        window_of(700, 8);
     int warmup = ag_eng.p.warmup;
     ag_eng.p.warmup = 1000;                   /* the short windows get no template */
-    for (int it = 0; it < 40; it++) {         /* replays, each cut by a window's end */
-        for (int k = 0; k < 2 + it % 5; k++)
-            submit(700 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 40; it++)           /* replays, each cut by a window's end */
+        window_of(700, 2 + it % 5);
     CHECK(ag_eng.s.mismatches == AG_MISMATCH_RETIRE && ag_eng.s.retired == 1 && same_order());
     for (int r = 0; r < AG_BACKOFF_STRIKES; r++)
         ag_backoff_strike();                  /* as more such retirements would */
@@ -486,11 +460,8 @@ static void test_futile(void)
     full_before = ag_eng.s.futile_windows;
     futile_steps(10, 1);
     CHECK(ag_eng.s.futile_windows >= full_before + 9 && same_order());
-    for (int it = 0; it < 6; it++) {          /* the program changes: graphed */
-        for (int k = 0; k < 5; k++)
-            submit(70 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 6; it++)            /* the program changes: graphed */
+        window_of(70, 5);
     CHECK(builds == 2 && same_order());
     reset();                                  /* short futile windows, then a long */
     futile_steps(10, 0);                      /* one without a sync: it outgrows them, */
@@ -515,20 +486,15 @@ static void test_memory_freed(void)
             submit(k, k == 2 ? 0x10000 + 8 * (uint64_t)k : (uint64_t)k);
         sync_point();
     }
-    for (int it = 0; it < 4; it++) {          /* window B does not */
-        for (int k = 0; k < 6; k++)
-            submit(50 + k, (uint64_t)k);
-        sync_point();
-    }
+    for (int it = 0; it < 4; it++)            /* window B does not */
+        window_of(50, 6);
     CHECK(builds == 2);
     ag_engine_memory_freed(0x20000, 64);        /* nobody points there */
     CHECK(builds == 2 && launches == 2 * 2 * 1 && ag_eng.s.freed_kept == 0);
     ag_engine_memory_freed(0x10000, 64);        /* A's interior pointer 0x10010 */
     CHECK(ag_eng.s.freed_kept == 1);
     launches = 0;
-    for (int k = 0; k < 6; k++)                 /* B still replays */
-        submit(50 + k, (uint64_t)k);
-    sync_point();
+    window_of(50, 6);                           /* B still replays */
     CHECK(launches == 1);
     patched = patches;
     for (int it = 0; it < 4; it++) {          /* A on new memory: replayed, patched */
