@@ -7,12 +7,12 @@
  * over a KV cache, capped at the buffer), a scale by -1, a memset of the next cache row and
  * a device-to-device copy of a prefix whose size grows with the position (wrapping at
  * the buffer), all on one created stream; every SYNC_EVERY tokens (default 1) a
- * cuStreamSynchronize, 0: none until the end.  About one token in ODD_EVERY
- * (0, the default: none), at positions without a period, has a fifth layer, as a
- * framework picks another kernel at some lengths: a replay stops there and must start
- * again at the next token.  LAYER_KERNELS (default 1) kernels a layer, each with
- * its own block size, so that the layers repeat within a token as a model's do.  stdout: "sum N" over the buffers;
- * stderr: "vm_hwm_kb K", the process's peak resident memory (VmHWM).
+ * cuStreamSynchronize, 0: none until the end.  About one token in ODD_EVERY (0, the
+ * default: none), at positions without a period, has a fifth layer, as a framework picks
+ * another kernel at some lengths: a replay stops there and must start again at the next
+ * token.  LAYER_KERNELS (default 1) kernels a layer, each with its own block size, so
+ * that the layers repeat within a token as a model's do.  stdout: "sum N" over the
+ * buffers; stderr: "vm_hwm_kb K", the process's peak resident memory (VmHWM).
  */
 #include "prog.h"
 #include "../../vm_hwm.h"
