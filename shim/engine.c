@@ -274,6 +274,9 @@ static void judge_window(void)
     }
     seen = seen_again(w->hash);
     ag_light_choose(known != NULL || seen > 1);
+    if ((known != NULL || seen > 1) && w->full_from > 0)
+        ag_futile_hold_off();        /* a light repeat: its next one recorded in full,
+                                      * not skimmed after a futile window before it */
     attempts = known ? known->build_attempts : 0;
     if (known)
         ag_template_retire(known, "retrying the build");

@@ -953,6 +953,13 @@ layers_cycle() {
     want rematches -ge 50
 }
 
+@test "layers_cycle: four step shapes, light recording on: a light window that repeats is recorded in full next time, not skimmed after the futile upload before it: same sums" {
+    layers_cycle light 8 || return 1
+    want launches_graphed -ge 33000        # of 34800 (16961 while the one-op upload
+                                           # window restarted skimming before each step)
+    want light_windows -le 20
+}
+
 @test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {
     [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
     sim_run plain query_poll -- 200
