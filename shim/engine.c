@@ -350,8 +350,12 @@ static void look_for_period(void)
     size_t start;
     int len;
 
-    if (ag_backoff_active() || w->n <= 2 * (size_t)ag_eng.long_window)
-        return;                      /* no template now, or a step's own structure */
+    if (ag_backoff_active()) {
+        ag_backoff_window_grew(w);   /* no template now; a long window passes time */
+        return;
+    }
+    if (w->n <= 2 * (size_t)ag_eng.long_window)
+        return;                      /* a step's own structure */
     len = ag_window_period(w, &start);
     if (len == 0)
         return;

@@ -48,6 +48,7 @@
 #define AG_BACKOFF_PROVEN  16  /* replays to its end that clear the strikes */
 #define AG_BACKOFF_WINDOWS 64u /* judged windows of a first back-off; each doubles */
 #define AG_BACKOFF_LEVELS  6   /* doublings at most */
+#define AG_BACKOFF_SPAN    64  /* ops of a window counted as one more judged window */
 
 /* Why a window was not made into a graph. */
 enum ag_skip {
@@ -374,7 +375,9 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
     struct ag_backoff {         /* match_backoff.c */
         unsigned strikes, level;
         unsigned long replayed, stopped;   /* replays to the end, and stopped, since */
-        uint32_t until;         /* no template made before `judged` reaches it */
+        uint32_t until;         /* no template made before the clock reaches it */
+        uint32_t spans;         /* long windows' spans of ops counted on the clock */
+        size_t span_mark;       /* the window's op count when a span was last counted */
     } backoff;
     struct ag_dead_streams dead_streams;
     struct ag_events ev;
@@ -615,6 +618,7 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone);
 void ag_backoff_strike(void);
 void ag_backoff_replayed(const struct ag_template *t);
 void ag_backoff_stopped(void);
+void ag_backoff_window_grew(const struct ag_window *w);
 int ag_backoff_active(void);
 
 /* match_futile.c */

@@ -20,11 +20,20 @@
  * windows, doubling with each back-off up to AG_BACKOFF_LEVELS times, no template
  * is built (`skip backoff`) and no period is cut; templates already made keep
  * replaying.  When the interval is over the engine tries again, so a program that
- * changes gets graphed (within the longest interval).  A template that proves
+ * changes gets graphed (within the longest interval).  A window that never ends (a
+ * training loop without a sync after a warm-up whose windows failed) would keep the
+ * interval from ever passing: every AG_BACKOFF_SPAN ops of a window count as one
+ * judged window too.  A template that proves
  * itself clears the strikes: a program whose other windows graph well backs off
  * only where failures come in a row.
  */
 #include "engine_internal.h"
+
+/* The back-off's clock: judged windows, and the spans of long windows. */
+static uint32_t backoff_clock(void)
+{
+    return ag_eng.judged + ag_eng.backoff.spans;
+}
 
 /* A template retired because its replays kept stopping before its end. */
 void ag_backoff_strike(void)
@@ -33,7 +42,7 @@ void ag_backoff_strike(void)
     if (++b->strikes < AG_BACKOFF_STRIKES || b->stopped <= 4 * b->replayed)
         return;                      /* few strikes, or replays mostly reach the end */
     b->strikes = b->stopped = b->replayed = 0;
-    b->until = ag_eng.judged + (AG_BACKOFF_WINDOWS << b->level);
+    b->until = backoff_clock() + (AG_BACKOFF_WINDOWS << b->level);
     if (b->level < AG_BACKOFF_LEVELS)
         b->level++;
     ag_eng.s.backoffs++;
@@ -58,5 +67,18 @@ void ag_backoff_stopped(void)
 /* Whether templates are not being made now. */
 int ag_backoff_active(void)
 {
-    return (int32_t)(ag_eng.backoff.until - ag_eng.judged) > 0;
+    return (int32_t)(ag_eng.backoff.until - backoff_clock()) > 0;
+}
+
+/* The window has grown by one op while the engine backs off: every span of its ops
+ * moves the clock by one window. */
+void ag_backoff_window_grew(const struct ag_window *w)
+{
+    struct ag_backoff *b = &ag_eng.backoff;
+    if (w->n < b->span_mark)
+        b->span_mark = 0;            /* a new window */
+    if (w->n >= b->span_mark + AG_BACKOFF_SPAN) {
+        b->spans++;
+        b->span_mark = w->n;
+    }
 }

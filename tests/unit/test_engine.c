@@ -390,10 +390,8 @@ static void test_mismatch_retire(void)
  * times in a row stop the making of templates for AG_BACKOFF_WINDOWS judged windows
  * (a window that repeats is not built: `skip backoff`); then it is built as before,
  * and order is kept throughout. */
-static void test_backoff(void)
+static void back_off(void)
 {
-    int built;
-    reset();
     for (int r = 0; r < AG_BACKOFF_STRIKES; r++) {
         for (int it = 0; it < 3; it++)        /* built */
             window_of(300 + 20 * r, 8);
@@ -404,6 +402,13 @@ static void test_backoff(void)
         }
     }
     CHECK(ag_eng.s.retired == AG_BACKOFF_STRIKES && ag_eng.s.backoffs == 1);
+}
+
+static void test_backoff(void)
+{
+    int built;
+    reset();
+    back_off();
     built = builds;
     for (int it = 0; it < (int)AG_BACKOFF_WINDOWS / 2; it++) {
         for (int k = 0; k < 8; k++)           /* repeats, but no template is made */
@@ -417,6 +422,20 @@ static void test_backoff(void)
         sync_point();
     }
     CHECK(builds > built && ag_eng.s.replays > 0 && ag_eng.s.backoffs == 1 && same_order());
+}
+
+/* Back-off, then a loop without a sync (a training loop after a warm-up whose windows
+ * failed): its one window's ops pass the back-off's interval, and period detection
+ * then cuts it into replayed iterations. */
+static void test_backoff_long_window(void)
+{
+    reset();
+    back_off();
+    for (int it = 0; it < 1200; it++)     /* 64 spans of 64 ops: 512 iterations */
+        for (int k = 0; k < 8; k++)
+            submit(800 + k, (uint64_t)(it * 8 + k));
+    sync_point();
+    CHECK(ag_eng.s.period_cuts >= 1 && ag_eng.s.replays > 600 && same_order());
 }
 
 /* Back-off: replays stopped because their window ended early (a flush at varying
@@ -1324,6 +1343,7 @@ int main(void)
     test_mismatch_retire();
     test_backoff();
     test_backoff_window_ends();
+    test_backoff_long_window();
     test_same_start_windows();
     test_memory_freed();
     test_chunk_tuning();
