@@ -34,6 +34,7 @@ struct node {                   /* what patching a node needs */
     CUgraphNode node;
     int kind;
     CUcontext ctx;
+    uint64_t func;              /* KERNEL: the handle it was built with (the args') */
     union {
         CUDA_KERNEL_NODE_PARAMS kernel;
         CUDA_MEMSET_NODE_PARAMS memset;
@@ -206,8 +207,10 @@ static CUresult keep_node(const struct objects *o, const struct ag_op *op, CUstr
     n->ctx = o->ctx;
     if (ag_is_event_op(op->kind))
         rc = CUDA_SUCCESS;             /* backend_set_event needs the node only */
-    else if (op->kind == AG_OP_KERNEL)
+    else if (op->kind == AG_OP_KERNEL) {
         rc = kernel_params(n->node, &n->p.kernel);
+        n->func = ag_kernel_dims_of(op->args).func;
+    }
     else if (op->kind == AG_OP_MEMSET)
         rc = memset_params(n->node, &n->p.memset);
     else
@@ -488,6 +491,25 @@ static int backend_destroy_event(uintptr_t event)
     return destroy((CUevent)event);
 }
 
+/* A patch that changes a node's function (match_replay.c takes a launch of another
+ * function with the same parameter layout): the driver lets every field change but
+ * the function's device.  The handle the program launched is a CUfunction, or a
+ * CUkernel (which cuLaunchKernel takes too, but a node names in its own field). */
+static void set_function(CUDA_KERNEL_NODE_PARAMS *p, uint64_t handle, CUcontext ctx)
+{
+    DRIVER_FN(func_module, cuFuncGetModule);
+    CUmodule m;
+    if (func_module && func_module(&m, (CUfunction)(uintptr_t)handle) == CUDA_SUCCESS) {
+        p->func = (CUfunction)(uintptr_t)handle;
+        p->kern = NULL;
+        p->ctx = NULL;
+        return;
+    }
+    p->func = NULL;
+    p->kern = (CUkernel)(uintptr_t)handle;
+    p->ctx = ctx;
+}
+
 /* A node whose limit the program lowered since it was built cannot be patched under
  * the lower limit: it is lifted around the patch, in the node's context. */
 static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op)
@@ -505,6 +527,8 @@ static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op
         return rc;
     if (lift && ag_cuda_enter_context(n->ctx, &pushed) == CUDA_SUCCESS)
         raise_smem_limits(&raised, op, 1);
+    if (d.func != n->func)
+        set_function(&p, d.func, n->ctx);
     p.kernelParams = ka.params;
     p.extra = ka.extra;
     p.gridDimX = d.grid[0], p.gridDimY = d.grid[1], p.gridDimZ = d.grid[2];

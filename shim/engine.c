@@ -563,19 +563,40 @@ static int templates_retire_if(int (*uses)(struct ag_template *t, const void *ar
 
 struct unload { int entry; uintptr_t handle; };
 
-/* Whether a kernel of t goes with the unload (or the backend cannot tell). */
+/* Whether kernel op i of t, with the args of one of its graphs (which name the
+ * function a replay patched in), goes with the unload (or the backend cannot tell). */
+static int op_uses_unloaded(struct ag_template *t, int i, const unsigned char *args,
+                            const struct unload *u)
+{
+    struct ag_op view;
+    ag_template_op_view(t, i, args ? args + t->ops[i].args_off : NULL, &view);
+    return ag_eng.be->kernel_unloaded == NULL ||
+           ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0;
+}
+
+/* Whether a kernel of t, as built or as any of its graphs holds it, goes with the
+ * unload. */
 static int template_uses_unloaded(struct ag_template *t, const void *arg)
 {
     const struct unload *u = arg;
-    struct ag_op view;
-    for (int i = 0; i < t->nops; i++) {
-        if (t->ops[i].kind != AG_OP_KERNEL)
-            continue;
-        ag_template_op_view(t, i, NULL, &view);
-        if (ag_eng.be->kernel_unloaded == NULL ||
-            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0) {
+    for (int i = 0; t->nchunks == 0 && i < t->nops; i++)
+        if (t->ops[i].kind == AG_OP_KERNEL && op_uses_unloaded(t, i, NULL, u)) {
             ag_note_program_drop(t);
             return 1;
+        }
+    for (int c = 0; c < t->nchunks; c++) {
+        const struct ag_chunk *ch = &t->chunks[c];
+        for (int i = ch->begin; i < ch->end; i++) {
+            int used = 0;
+            if (t->ops[i].kind != AG_OP_KERNEL)
+                continue;
+            used = op_uses_unloaded(t, i, ch->base, u);
+            for (int v = 0; v < ch->nvariants && !used; v++)
+                used = op_uses_unloaded(t, i, ch->variants[v].args, u);
+            if (used) {
+                ag_note_program_drop(t);
+                return 1;
+            }
         }
     }
     return 0;

@@ -197,6 +197,28 @@ static int wait_link(uint32_t link_back)
     return link_back && link_back <= (uint32_t)i ? i - (int)link_back : AG_LINK_EXTERNAL;
 }
 
+/* Whether op has the identity of template op top: the same shape, or for a kernel
+ * launch of another function, the same shape past the function (op.h:
+ * AG_KERNEL_FUNC_BYTES) through the same entry point; the args carry the function, and
+ * the replay patches it. */
+static int same_identity(const struct ag_template *t, const struct ag_top *top,
+                         const struct ag_op *op)
+{
+    const unsigned char *shape = t->shapes + top->shape_off;
+    size_t from;
+    if (top->kind != op->kind || top->shape_len != op->shape_len ||
+        top->args_len != op->args_len)
+        return 0;
+    if (top->hash == op->hash)
+        from = 0;
+    else if (op->kind == AG_OP_KERNEL && top->entry == op->entry &&
+             op->shape_len > AG_KERNEL_FUNC_BYTES)
+        from = AG_KERNEL_FUNC_BYTES;
+    else
+        return 0;
+    return memcmp(shape + from, op->shape + from, op->shape_len - from) == 0;
+}
+
 /* Why op (just appended as window op o) does not match the next template op, or
  * NULL when it does. */
 static const char *mismatch_in(const struct ag_template *t, const struct ag_op *op,
@@ -206,10 +228,8 @@ static const char *mismatch_in(const struct ag_template *t, const struct ag_op *
 
     if (op->ctx != ag_eng.w.ctx)
         return "an op of another context";
-    if (top->hash != op->hash || top->kind != op->kind || top->shape_len != op->shape_len ||
-        top->args_len != op->args_len ||
-        memcmp(t->shapes + top->shape_off, op->shape, op->shape_len) != 0)
-        return "a different op (function, configuration, sizes or kind)";
+    if (!same_identity(t, top, op))
+        return "a different op (parameter layout, configuration or kind)";
     if (ag_is_event_op(op->kind) && ag_event_is_dead(op->event))
         return "an event the program destroyed";
     if (op->kind == AG_OP_EVENT_WAIT && wait_link(o->link_back) != top->link)

@@ -29,6 +29,12 @@ static inline int ag_is_event_op(int kind)
     return kind == AG_OP_EVENT_RECORD || kind == AG_OP_EVENT_WAIT;
 }
 
+/* A kernel op's shape begins with its function (this many bytes), which its args
+ * carry too: a replay may take a launch of another function for a template's kernel,
+ * and patch it, when the rest of the shape (parameter layout, attributes) and the
+ * entry point are the same (match_replay.c). */
+#define AG_KERNEL_FUNC_BYTES 8
+
 /* Stream keys: the stream handle, except for the two special streams. */
 #define AG_STREAM_LEGACY     ((uintptr_t)1)   /* NULL on a legacy entry, CU_STREAM_LEGACY */
 #define AG_STREAM_PER_THREAD ((uintptr_t)2)   /* NULL on a _ptsz entry, CU_STREAM_PER_THREAD */

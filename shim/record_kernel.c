@@ -28,6 +28,7 @@ struct ag_layout {
     uint32_t total;
     int padded;                      /* the parameters leave bytes of [0, total) uncovered */
     int collective;                  /* the function is a collective (record_collective.c) */
+    uint64_t sig;                    /* of the layout (a collective's: of its function) */
     uint32_t *offset, *size;
     struct ag_layout *retired_next;  /* on the retired list once stale */
     UT_hash_handle hh;
@@ -92,6 +93,17 @@ static int query_layout(CUfunction f, struct ag_layout *l)
     }
 }
 
+/* The signature of l: launches of two functions with the same one may share a
+ * template's kernel node (record_ops.h).  A collective's is its own. */
+static uint64_t layout_signature(const struct ag_layout *l)
+{
+    uint64_t h = ag_hash_mix(0x6c61796f7574ull, (uint64_t)l->count << 32 | l->total);
+    h = ag_hash_mix(h, (uint64_t)l->padded);
+    h = ag_hash_bytes(h, l->offset, (size_t)l->count * sizeof *l->offset);
+    h = ag_hash_bytes(h, l->size, (size_t)l->count * sizeof *l->size);
+    return l->collective ? ag_hash_mix(h, l->func) : h;
+}
+
 static const struct ag_layout *layout_of(CUfunction f)
 {
     unsigned gen = __atomic_load_n(&layout_generation, __ATOMIC_ACQUIRE);
@@ -115,6 +127,7 @@ static const struct ag_layout *layout_of(CUfunction f)
             l->func = key;
             l->generation = gen;
             l->collective = ag_collective_function(f);   /* its name, asked once */
+            l->sig = layout_signature(l);
             HASH_ADD(hh, layouts, func, sizeof l->func, l);
         } else if (l) {
             free(l->offset);
@@ -187,10 +200,10 @@ static struct ag_kernel_shape kernel_shape_of(CUfunction f, unsigned nattrs)
                                      .nattrs = nattrs };
 }
 
-static struct ag_kernel_dims kernel_dims_of(const unsigned grid[3], const unsigned block[3],
-                                            unsigned smem)
+static struct ag_kernel_dims kernel_dims_of(CUfunction f, const unsigned grid[3],
+                                            const unsigned block[3], unsigned smem)
 {
-    struct ag_kernel_dims d = { .smem = smem };
+    struct ag_kernel_dims d = { .smem = smem, .func = (uint64_t)(uintptr_t)f };
     memcpy(d.grid, grid, sizeof d.grid);
     memcpy(d.block, block, sizeof d.block);
     return d;
@@ -262,6 +275,7 @@ static int kernel_args(struct ag_op *op, CUfunction f, size_t shape_len,
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
     ((struct ag_kernel_shape *)(void *)buf)->args_len = (uint32_t)args_len;
+    ((struct ag_kernel_shape *)(void *)buf)->layout_sig = l ? l->sig : 0;
     memcpy(buf + shape_len, dims, AG_KERNEL_DIMS);
     if (l) {
         fill_params(l, params, buf + shape_len + AG_KERNEL_DIMS);
@@ -306,7 +320,7 @@ static int record_kernel_common(struct ag_op *op, CUfunction f, const unsigned g
                                 void **params, void **extra)
 {
     struct ag_kernel_shape ks = kernel_shape_of(f, nattrs);
-    struct ag_kernel_dims dims = kernel_dims_of(grid, block, smem);
+    struct ag_kernel_dims dims = kernel_dims_of(f, grid, block, smem);
     void *packed = NULL;
     long packed_len = 0;
     size_t shape_len = sizeof ks + nattrs * sizeof(struct ag_attr_record);
@@ -461,7 +475,7 @@ static AG_INLINE int fast_shape_matches(const struct ag_fast_kernel *k,
 static void fill_call(const struct ag_fast_kernel *k, const void *layout, unsigned char *dst)
 {
     const struct fast_call *c = k->call;
-    struct ag_kernel_dims d = kernel_dims_of(c->grid, c->block, c->smem);
+    struct ag_kernel_dims d = kernel_dims_of(c->f, c->grid, c->block, c->smem);
     memcpy(dst, &d, sizeof d);
     fill_params(layout, k->params, dst + AG_KERNEL_DIMS);
 }
@@ -538,8 +552,9 @@ unsigned ag_record_kernel_smem(const struct ag_op *op, uintptr_t *f)
     const struct ag_kernel_shape *ks = (const void *)op->shape;
     if (op->kind != AG_OP_KERNEL || op->shape_len < sizeof *ks || op->args_len < AG_KERNEL_DIMS)
         return 0;
-    *f = (uintptr_t)ks->func;
-    return ag_kernel_dims_of(op->args).smem;
+    const struct ag_kernel_dims d = ag_kernel_dims_of(op->args);
+    *f = (uintptr_t)d.func;          /* the args' function: a patch may change it */
+    return d.smem;
 }
 
 CUresult ag_kernel_args_open(const struct ag_op *op, struct ag_kernel_args *ka)
@@ -619,5 +634,7 @@ int ag_record_kernel_unloaded(const struct ag_op *op, int entry, uintptr_t handl
         (entry != AG_EP_cuLibraryUnload && entry != AG_EP_cuModuleUnload))
         return -1;
     memcpy(&ks, op->shape, sizeof ks);
+    if (op->args && op->args_len >= AG_KERNEL_DIMS)   /* as patched into a graph */
+        ks.func = ag_kernel_dims_of(op->args).func;
     return function_unloaded((uintptr_t)ks.func, op->ctx, entry, handle);
 }

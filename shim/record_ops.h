@@ -93,12 +93,21 @@ void ag_kernel_args_close(struct ag_kernel_args *ka);
  * op->layout says) or the caller's packed buffer (AG_FORM_EXTRA).  The launch size
  * is an argument, not part of the identity: a window whose launches change size (a
  * decoder's attention as its cache grows, a batch of another size) repeats, and a
- * replay patches the sizes as it patches changed parameters. */
+ * replay patches the sizes as it patches changed parameters.  The function is in
+ * both: the hash covers it (windows repeat by their functions), but the args carry it
+ * too, and a replay may patch it (op.h: AG_KERNEL_FUNC_BYTES) where the rest of the
+ * shape is the template's, its parameter layout included (layout_sig: launches of
+ * two functions whose parameters lie alike; a batch size that makes a library pick
+ * another kernel of the same form).  Collectives have a layout_sig of their own. */
 struct ag_kernel_shape {
     uint64_t func;
     uint32_t form, args_len, nattrs, pad;   /* args_len: parameter bytes, after the dims */
+    uint64_t layout_sig;        /* of the parameter layout; not hashed, like args_len */
 };
-struct ag_kernel_dims { uint32_t grid[3], block[3], smem, pad; };
+_Static_assert(sizeof(((struct ag_kernel_shape *)0)->func) == AG_KERNEL_FUNC_BYTES &&
+               __builtin_offsetof(struct ag_kernel_shape, func) == 0,
+               "a kernel shape begins with the function a replay may patch");
+struct ag_kernel_dims { uint32_t grid[3], block[3], smem, pad; uint64_t func; };
 #define AG_KERNEL_DIMS ((uint32_t)sizeof(struct ag_kernel_dims))
 
 /* The launch size at the start of a kernel op's args (copied: a chunk packs args

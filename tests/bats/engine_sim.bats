@@ -932,14 +932,15 @@ decode_long_same() {
 }
 
 # layers_cycle TAG CYCLE [VAR=VALUE...]: 400 steps of 24 layers, batch sizes cycling
+# (LC_MODE: the program's fourth argument, e.g. alike)
 layers_cycle() {
     local tag=$1 cycle=$2
     shift 2
     [ -x build/sim/progs/layers_cycle ] || skip "layers_cycle not built (make sim)"
-    sim_run plain layers_cycle -- 400 24 "$cycle"
+    sim_run plain layers_cycle -- 400 24 "$cycle" ${LC_MODE:-}
     sim_run "$tag" layers_cycle LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
-        "$@" -- 400 24 "$cycle"
-    same plain "$tag" "layers_cycle 400 24 $cycle" || return 1
+        "$@" -- 400 24 "$cycle" ${LC_MODE:-}
+    same plain "$tag" "layers_cycle 400 24 $cycle ${LC_MODE:-}" || return 1
     load "$tag"
     echo "$tag: templates=${S[templates]} replays=${S[replays]} rematches=${S[rematches]} mismatches=${S[mismatches]} period_cuts=${S[period_cuts]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
 }
@@ -958,6 +959,14 @@ layers_cycle() {
     want launches_graphed -ge 33000        # of 34800 (16961 while the one-op upload
                                            # window restarted skimming before each step)
     want light_windows -le 20
+}
+
+@test "layers_cycle alike: the batch size picks another function of the same parameter layout late in the step: one template's nodes patched to it, no stop: same sums" {
+    LC_MODE=alike layers_cycle alike 8 || return 1
+    want launches_graphed -ge 29500        # of 30000 (21240 while a launch of another
+                                           # function stopped the replay)
+    want mismatches -le 8
+    want patches -ge 1000
 }
 
 @test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {

@@ -1,5 +1,5 @@
 /* prog.h -- shared helpers of the simulator test programs: error checking,
- * the CPU kernels they register (saxpy, add_one, scale) and small utilities.
+ * the CPU kernels they register (saxpy, add_one, add_two, scale) and small utilities.
  * Every program prints deterministic results and exits non-zero on an
  * unexpected CUDA error.
  */
@@ -48,6 +48,15 @@ static void prog_add_one(sim_dim3 grid, sim_dim3 block, void **params)
         p[i] += 1;
 }
 
+/* add_two(int *p, int n): p += 2 (add_one's parameter layout, another function) */
+static void prog_add_two(sim_dim3 grid, sim_dim3 block, void **params)
+{
+    int *p = DEVPTR(int, params, 0);
+    int n = PARAM(int, params, 1);
+    for (size_t i = 0; i < SIM_THREADS_X(grid, block) && i < (size_t)n; i++)
+        p[i] += 2;
+}
+
 /* scale(int *p, int factor, int n): p *= factor */
 static void prog_scale(sim_dim3 grid, sim_dim3 block, void **params)
 {
@@ -68,6 +77,7 @@ static inline void prog_register(sim_register_kernel_t reg)
 {
     if (reg("saxpy", prog_saxpy, 4, prog_saxpy_sizes) ||
         reg("add_one", prog_add_one, 2, prog_add_one_sizes) ||
+        reg("add_two", prog_add_two, 2, prog_add_one_sizes) ||
         reg("scale", prog_scale, 3, prog_scale_sizes)) {
         fprintf(stderr, "kernel registration failed\n");
         exit(1);
