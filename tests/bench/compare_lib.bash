@@ -53,6 +53,15 @@ cmp_init() {
     NVCC_ARCH=${NVCC_ARCH:--gencode arch=compute_90,code=sm_90}
     PYTHON=${PYTHON:-python3}
     here=$(cd "$(dirname "$0")" && pwd)
+    pin=()
+    local cpus=${BENCH_CPUS:-}
+    if [ -z "$cpus" ]; then
+        cpus=none
+        if command -v taskset >/dev/null 2>&1 && [ "$(nproc 2>/dev/null || echo 1)" -ge 8 ]; then
+            cpus=2-5
+        fi
+    fi
+    [ "$cpus" != none ] && pin=(taskset -c "$cpus")
     exec 3>&2
 }
 
@@ -107,14 +116,17 @@ torch_cuda_ok() {
             >/dev/null 2>&1
 }
 
-# side off|on, then the command words: runs one process under timeout
+# side off|on, then the command words: runs one process under timeout, both sides pinned
+# alike (BENCH_CPUS: a taskset CPU list; default 2-5 where there are 8 or more CPUs and
+# taskset exists: the program's thread, a framework's helper threads and the shim's
+# launcher thread each get a core, away from CPU 0; "none": not pinned)
 side() {
     local s=$1
     shift
     if [ "$s" = on ]; then
-        run timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 "$@"
+        run ${pin[@]+"${pin[@]}"} timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 "$@"
     else
-        run timeout "$TMO" "$@"
+        run ${pin[@]+"${pin[@]}"} timeout "$TMO" "$@"
     fi
 }
 

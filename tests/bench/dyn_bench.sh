@@ -39,7 +39,9 @@
 #   (added to every torch_decode.py command, e.g. "--dtype bf16"), LOOP_TIME_TOKENS
 #   (torch_loop's --tokens in timing runs, default 200: its correctness runs decode 400;
 #   400 costs the 6 timing processes a few s each), GEN_TIME_ARGS (added to torch_generate's timing
-#   runs, default empty; e.g. "--calls 2" or "--tokens 100" to save time).
+#   runs, default empty; e.g. "--calls 2" or "--tokens 100" to save time), BENCH_CPUS (the
+#   CPUs both sides are pinned to with taskset; default 2-5 with 8 or more CPUs; "none":
+#   not pinned).
 set -u
 
 prog=dyn_bench.sh keys='result|sha256|tokens|token_ids|steps' check_runs=1 TMO=${TMO:-120}

@@ -23,7 +23,9 @@
 #   --reps N    timing processes per side (default 5)
 #   Environment: NVCC (nvcc), NVCC_ARCH (-gencode arch=compute_90,code=sm_90), PYTHON
 #   (python3), TMO (per-process timeout in seconds, default 60), SRC_DIR (where the sources
-#   are; default: this script's folder, then ../gpu and ../bench beside it).
+#   are; default: this script's folder, then ../gpu and ../bench beside it), BENCH_CPUS
+#   (the CPUs both sides are pinned to with taskset; default 2-5 with 8 or more CPUs;
+#   "none": not pinned).
 set -u
 
 prog=loose_bench.sh keys='result|sha256|step' check_runs=0 TMO=${TMO:-60}
