@@ -623,6 +623,13 @@ slow_chunks() {
     grep -q '^libautograph: explain: graph [0-9]* ([0-9]* ops) dropped: a module or library of its kernels was unloaded$' "$tmp/shim.err"
 }
 
+@test "engine_cases: a graph patched to another module's function of the same layout goes when that module is unloaded: same log" {
+    cases unload-patched 40
+    want patches -ge 1               # the second module's add_two patched in
+    want retired -ge 2               # 1 while only the functions a graph was built
+                                     # with were looked at
+}
+
 @test "engine_cases: a window whose event the program makes anew every step (and destroys after the sync) keeps its graph, its event node patched: same log, graphed" {
     cases event-churn 40
     want retired -eq 0

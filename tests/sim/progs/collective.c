@@ -44,19 +44,10 @@ static CUevent e1, e2;
 static CUdeviceptr a, b, count;
 static int busy, calls, late;
 
-static void busy_us(int us)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
-}
-
 static void before_call(void)
 {
     if (busy)
-        busy_us(busy);
+        prog_busy_us(busy);
 }
 
 static void add(CUdeviceptr *p, CUstream st)

@@ -47,6 +47,9 @@
  *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
  *                   module of add_one and scale itself is unloaded and loaded again
  *                   first (their functions got again).
+ *   unload-patched  as unload's launches, the sixth add_two on a: a second module's in
+ *                   odd iterations from the sixth to the half, which unloads that
+ *                   module, else the program's module's (another function, same layout).
  *   event-churn     created non-blocking streams s and s2; each iteration: an event
  *                   created, 2 launches on s, the event recorded there, s2 waits for
  *                   it, 2 launches on s2, e2 recorded there, s waits for it, 2 launches
@@ -282,22 +285,13 @@ static void run_threads(void)
     pthread_join(t, NULL);
 }
 
-static void busy_us(int us)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
-}
-
 /* `count` launches on s, add_one on a and scale on b in turn, the program busy for
  * `busy` microseconds before each (0: not at all), then cuStreamSynchronize(s). */
 static void alternate_on_s(int count, int busy)
 {
     for (int k = 0; k < count; k++) {
         if (busy > 0)
-            busy_us(busy);
+            prog_busy_us(busy);
         if (k % 2)
             neg(&b, s);
         else
@@ -320,6 +314,35 @@ static void unload_iteration(CUmodule *mod, int it, int every)
         CK(cuModuleGetFunction(&scale, *mod, "scale"));
     }
     alternate_on_s(12, 0);
+}
+
+/* ---- unload-patched ---- */
+
+/* 12 launches on s as alternate_on_s makes them, but the sixth is add_two on a: in
+ * odd iterations from the sixth on, a second module's (until the half of the
+ * iterations, which unloads that module), else the program's module's.  The graph
+ * made from the first iterations is patched to the second module's function in odd
+ * ones: its unload must drop it. */
+static void unload_patched_iteration(CUmodule *other, CUfunction *other_two,
+                                     CUfunction own_two, int it)
+{
+    void *args[] = { &a, &n };
+    if (it == iters / 2) {
+        CK(cuModuleUnload(*other));
+        *other = NULL;
+    }
+    for (int k = 0; k < 12; k++) {
+        if (k == 5) {
+            CUfunction f = *other && it % 2 && it > 5 ? *other_two : own_two;
+            CK(cuLaunchKernel(f, 1, 1, 1, PROG_N, 1, 1, 0, s, args, NULL));
+            launches++;
+        } else if (k % 2) {
+            neg(&b, s);
+        } else {
+            add(&a, s);
+        }
+    }
+    CK(cuStreamSynchronize(s));
 }
 
 /* ---- event-churn ---- */
@@ -486,6 +509,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
     int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
+    int unload_patched = !strcmp(mode, "unload-patched");
     int dead = !strcmp(mode, "event-dead"), churn = dead || !strcmp(mode, "event-churn");
     int lower = !strcmp(mode, "smem-lower") || !strcmp(mode, "smem-lower-kernel");
     int toggle = !strcmp(mode, "smem-toggle");
@@ -498,10 +522,11 @@ int main(int argc, char **argv)
 
     iters = argc > 2 ? atoi(argv[2]) : 0;
     if ((attr < 0 && !legacy && !implicit && !fork_join && !slow && !unload && !churn && !lower &&
+         !unload_patched &&
          !toggle && !mid && !ex_attrs && strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload || toggle || mid || ex_attrs ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|legacy-implicit|fork-join|slow|unload|event-churn|"
+                        "legacy-nonblocking|legacy-blocking|legacy-implicit|fork-join|slow|unload|unload-patched|event-churn|"
                         "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle|ex-attrs "
                         "ITER "
                         "[EVERY [kernel]]\n");
@@ -567,6 +592,14 @@ int main(int argc, char **argv)
     } else if (unload) {
         for (int it = 0; it < iters; it++)
             unload_iteration(&mod, it, argc > 3 ? every : 0);
+    } else if (unload_patched) {
+        CUmodule other;
+        CUfunction own_two, other_two;
+        CK(cuModuleGetFunction(&own_two, mod, "add_two"));
+        CK(cuModuleLoadData(&other, "sim-module"));
+        CK(cuModuleGetFunction(&other_two, other, "add_two"));
+        for (int it = 0; it < iters; it++)
+            unload_patched_iteration(&other, &other_two, own_two, it);
     } else {
         run_threads();
     }

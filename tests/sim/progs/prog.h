@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "sim.h"
 
@@ -95,6 +96,16 @@ static inline void prog_setup(CUcontext *ctx, CUmodule *mod)
     CK(cuCtxSetCurrent(*ctx));
     prog_register(sim_register_kernel);
     CK(cuModuleLoadData(mod, "sim-module"));
+}
+
+/* Busy for us microseconds: a program's own time between calls (paced windows). */
+static inline void prog_busy_us(int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
 }
 
 static inline long prog_sum_int(const int *v, int n)
