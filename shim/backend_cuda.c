@@ -98,10 +98,8 @@ CUresult ag_cuda_enter_context(CUcontext ctx, int *pushed)
 
 void ag_cuda_leave_context(int pushed)
 {
-    static __typeof__(&cuCtxPopCurrent) pop;
+    DRIVER_FN(pop, cuCtxPopCurrent);
     CUcontext ignored;
-    if (pop == NULL)
-        pop = (__typeof__(&cuCtxPopCurrent))ag_driver_proc("cuCtxPopCurrent");
     if (pushed && pop) {
         pop(&ignored);
         ag_thread_hot.known_generation = 0;  /* what was asked meanwhile is not current */
@@ -392,12 +390,8 @@ static CUresult capture_chunk(const struct objects *o, const struct ag_op *ops, 
  * capture can) is destroyed, to be created afresh: it must never stay capturing. */
 static void reset_capture_streams(struct objects *o)
 {
-    static __typeof__(&cuStreamIsCapturing) is_capturing;
-    static __typeof__(&cuStreamDestroy) destroy;
-    if (is_capturing == NULL)
-        is_capturing = (__typeof__(&cuStreamIsCapturing))ag_driver_proc("cuStreamIsCapturing");
-    if (destroy == NULL)
-        destroy = (__typeof__(&cuStreamDestroy))ag_driver_proc("cuStreamDestroy");
+    DRIVER_FN(is_capturing, cuStreamIsCapturing);
+    DRIVER_FN(destroy, cuStreamDestroy);
     for (int s = 0; s < AG_MAX_SLOTS; s++) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         if (o->capture[s] == NULL || is_capturing == NULL)
@@ -431,9 +425,7 @@ static int backend_build(const struct ag_op *ops, int n, int nslots, void **grap
         reset_capture_streams(o);
     ag_cuda_leave_context(pushed);
     if (rc != CUDA_SUCCESS) {
-        static __typeof__(&cuGraphDestroy) destroy;
-        if (destroy == NULL)
-            destroy = (__typeof__(&cuGraphDestroy))ag_driver_proc("cuGraphDestroy");
+        DRIVER_FN(destroy, cuGraphDestroy);
         if (graph && destroy)
             destroy(graph);
         free_nodes(nodes, n);
@@ -616,9 +608,7 @@ static int backend_current_device(void)
 
 static void backend_release_graph(void *graph, void **nodes, int n)
 {
-    static __typeof__(&cuGraphDestroy) destroy;
-    if (destroy == NULL)
-        destroy = (__typeof__(&cuGraphDestroy))ag_driver_proc("cuGraphDestroy");
+    DRIVER_FN(destroy, cuGraphDestroy);
     free_nodes(nodes, n);
     if (destroy && graph)
         destroy((CUgraph)graph);
@@ -626,9 +616,7 @@ static void backend_release_graph(void *graph, void **nodes, int n)
 
 static void backend_release_exec(void *exec)
 {
-    static __typeof__(&cuGraphExecDestroy) destroy;
-    if (destroy == NULL)
-        destroy = (__typeof__(&cuGraphExecDestroy))ag_driver_proc("cuGraphExecDestroy");
+    DRIVER_FN(destroy, cuGraphExecDestroy);
     if (destroy && exec)
         destroy((CUgraphExec)exec);
 }
