@@ -13,19 +13,14 @@
 #include "fault_inject.h"
 #include "record_ops.h"   /* ag_driver_proc */
 
-/* var = the real driver function `name`, looked up once (atomic, as in DRIVER_FN:
- * the launcher threads of two engines may race to; not through DRIVER_FN, which would
- * see `name` expanded to its versioned symbol); returns from the caller when it is
- * missing, or when AUTOGRAPH_INJECT_FAULTS fails this use of it (fault_inject.c). */
+/* var = the real driver function `name`, looked up once (DRIVER_PROC: the launcher
+ * threads of two engines may race to); returns from the caller when it is missing,
+ * or when AUTOGRAPH_INJECT_FAULTS fails this use of it (fault_inject.c). */
 #define DRIVER(var, name) \
-    static __typeof__(&name) var##_cached; \
     int injected_##var = ag_fault_check(#name); \
     if (injected_##var) \
         return (CUresult)injected_##var; \
-    __typeof__(&name) var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
-    if (var == NULL) \
-        __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
-                         __ATOMIC_RELAXED); \
+    DRIVER_PROC(var, __typeof__(&name), #name); \
     if (var == NULL) \
         return CUDA_ERROR_NOT_FOUND
 

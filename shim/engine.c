@@ -252,7 +252,7 @@ static void judge_window(void)
     struct ag_template *known;
     enum ag_skip why;
     uint64_t before = ag_eng.last_hash;
-    int varied = 0, attempts, seen;
+    int varied = 0, attempts, seen, repeats;
 
     if (w->n >= (size_t)ag_eng.p.min_ops) {
         /* a window too short to graph (an upload between steps) is no step's
@@ -273,8 +273,9 @@ static void judge_window(void)
         return;                      /* already a graph, or known not to build */
     }
     seen = seen_again(w->hash);
-    ag_light_choose(known != NULL || seen > 1);
-    if ((known != NULL || seen > 1) && w->full_from > 0)
+    repeats = known != NULL || seen > 1;
+    ag_light_choose(repeats);
+    if (repeats && w->full_from > 0)
         ag_futile_hold_off();        /* a light repeat: its next one recorded in full,
                                       * not skimmed after a futile window before it */
     attempts = known ? known->build_attempts : 0;
@@ -574,32 +575,30 @@ static int op_uses_unloaded(struct ag_template *t, int i, const unsigned char *a
            ag_eng.be->kernel_unloaded(&view, u->entry, u->handle) != 0;
 }
 
-/* Whether a kernel of t, as built or as any of its graphs holds it, goes with the
- * unload. */
-static int template_uses_unloaded(struct ag_template *t, const void *arg)
+/* Whether a kernel of t goes with the unload: as built (its shape names the function
+ * its graph was built with) or as a variant of a chunk holds it, patched. */
+static int kernels_use_unloaded(struct ag_template *t, const struct unload *u)
 {
-    const struct unload *u = arg;
-    for (int i = 0; t->nchunks == 0 && i < t->nops; i++)
-        if (t->ops[i].kind == AG_OP_KERNEL && op_uses_unloaded(t, i, NULL, u)) {
-            ag_note_program_drop(t);
+    for (int i = 0; i < t->nops; i++)
+        if (t->ops[i].kind == AG_OP_KERNEL && op_uses_unloaded(t, i, NULL, u))
             return 1;
-        }
     for (int c = 0; c < t->nchunks; c++) {
         const struct ag_chunk *ch = &t->chunks[c];
-        for (int i = ch->begin; i < ch->end; i++) {
-            int used = 0;
-            if (t->ops[i].kind != AG_OP_KERNEL)
-                continue;
-            used = op_uses_unloaded(t, i, ch->base, u);
-            for (int v = 0; v < ch->nvariants && !used; v++)
-                used = op_uses_unloaded(t, i, ch->variants[v].args, u);
-            if (used) {
-                ag_note_program_drop(t);
-                return 1;
-            }
-        }
+        for (int v = 0; v < ch->nvariants; v++)
+            for (int i = ch->begin; i < ch->end; i++)
+                if (t->ops[i].kind == AG_OP_KERNEL &&
+                    op_uses_unloaded(t, i, ch->variants[v].args, u))
+                    return 1;
     }
     return 0;
+}
+
+static int template_uses_unloaded(struct ag_template *t, const void *arg)
+{
+    if (!kernels_use_unloaded(t, arg))
+        return 0;
+    ag_note_program_drop(t);
+    return 1;
 }
 
 /* A call of `entry` unloads module or library `handle`: drops the graphs with a kernel

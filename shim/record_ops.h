@@ -132,13 +132,15 @@ struct ag_copy_args { uint64_t dst, src, bytes; };
  * through the real cuGetProcAddress (for this header's CUDA version). */
 void *ag_driver_proc(const char *name);
 
-/* var = the driver's function `name`, looked up once (threads may race to: atomic) */
-#define DRIVER_FN(var, name) \
-    static __typeof__(&name) var##_cached; \
-    __typeof__(&name) var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
+/* var (of `type`) = the driver's function named `symbol`, looked up once (threads
+ * may race to: atomic).  DRIVER_FN(var, name) gives the name as written: `name` may be
+ * a macro of cuda.h for a versioned symbol, which ag_driver_proc must not be given. */
+#define DRIVER_PROC(var, type, symbol) \
+    static type var##_cached; \
+    type var = __atomic_load_n(&var##_cached, __ATOMIC_RELAXED); \
     if (var == NULL) \
-        __atomic_store_n(&var##_cached, var = (__typeof__(&name))ag_driver_proc(#name), \
-                         __ATOMIC_RELAXED)
+        __atomic_store_n(&var##_cached, var = (type)ag_driver_proc(symbol), __ATOMIC_RELAXED)
+#define DRIVER_FN(var, name) DRIVER_PROC(var, __typeof__(&name), #name)
 
 /* The current context's device: 1, or 0 when there is none or it cannot be asked. */
 int ag_current_device(CUdevice *dev);
