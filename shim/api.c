@@ -49,7 +49,7 @@ static int set_paused(int paused)
     if (rc != AUTOGRAPH_OK)
         return rc;
     taken = ag_introspect_lock();
-    ag_introspect_pause(paused);
+    ag_introspect_pause(AG_PAUSE_API, paused);
     ag_introspect_unlock(taken);
     return AUTOGRAPH_OK;
 }

@@ -58,6 +58,7 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_MAX_GRAPHS", 256, 0, 1 << 20, offsetof(struct ag_config, max_graphs) },
     { "AUTOGRAPH_MAX_GRAPH_MB", 1024, 0, 1 << 20, offsetof(struct ag_config, max_graph_mb) },
     { "AUTOGRAPH_STAGE_MB",   16,  0, 4096,    offsetof(struct ag_config, stage_mb) },
+    { "AUTOGRAPH_GUARD_MS",   1000, 0, 3600000, offsetof(struct ag_config, guard_ms) },
     { NULL, 0, 0, 0, 0 },
 };
 

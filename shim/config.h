@@ -42,6 +42,8 @@ struct ag_config {
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */
     int launch_thread;              /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
     int launch_spin_us;             /* AUTOGRAPH_LAUNCH_SPIN_US: the launcher waits awake */
+    int guard_ms;                   /* AUTOGRAPH_GUARD_MS: replays before the speed guard's
+                                     * first trial (0: no guard) */
     int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */
     int stage_mb;                   /* AUTOGRAPH_STAGE_MB: pinned staging ring (0: none) */
     const char *debug_dump;         /* AUTOGRAPH_DEBUG_DUMP: folder for DOT and JSON (NULL: none) */

@@ -102,3 +102,19 @@ __attribute__((destructor)) static void write_exit_summary(void)
     if (cfg->summary_stderr)
         ag_summary_write(stderr, "libautograph: ");
 }
+
+void ag_count_work(uint64_t *work, unsigned long *launches)
+{
+    *work = 0;
+    *launches = 0;
+    for (int id = 0; id < AG_EP_COUNT; id++) {
+        unsigned cls = ag_entry_class[id];
+        unsigned long n;
+        if (cls != AG_CLASS_LAUNCH && cls != AG_CLASS_COPY && cls != AG_CLASS_SET)
+            continue;
+        n = __atomic_load_n(&ag_counters[id].calls, __ATOMIC_RELAXED);
+        *work += n;
+        if (cls == AG_CLASS_LAUNCH)
+            *launches += n;
+    }
+}

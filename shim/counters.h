@@ -23,6 +23,11 @@ static inline void ag_count_call(int id, int result)
 }
 
 void ag_count_door(enum ag_door door);
+
+/* The calls so far that submit work (classes LAUNCH, COPY, SET: *work) and the kernel
+ * launches among them, held or not: the speed guard's clock of work (match_speed.h). */
+#include <stdint.h>
+void ag_count_work(uint64_t *work, unsigned long *launches);
 void ag_count_unmapped(void);
 
 /* Writes the summary (see README) to `out`, each line preceded by `prefix`. */

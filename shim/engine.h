@@ -65,8 +65,10 @@ struct ag_engine_params {
 void ag_engine_setup(const struct ag_backend *backend, const struct ag_engine_params *p);
 int ag_engine_running(void);
 
-/* autograph_disable() in effect (read unlocked): recordable calls go straight to the
- * driver, unrecorded, as with AUTOGRAPH=off; flush points still reach the engine. */
+/* autograph_disable() or the speed guard (match_speed.h) in effect (read unlocked):
+ * recordable calls go straight to the driver, unrecorded, as with AUTOGRAPH=off;
+ * flush points still reach the engine.  A bit for each who paused. */
+enum { AG_PAUSE_API = 1, AG_PAUSE_GUARD = 2 };
 extern int ag_engine_paused;
 static inline int ag_engine_is_paused(void)
 {

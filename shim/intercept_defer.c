@@ -30,6 +30,7 @@
 #include "intercept_cudart.h"
 #include "intercept_wrapper.h"
 #include "log.h"
+#include "match_speed.h"
 #include "record_ops.h"
 #include "record_stage.h"
 #include "trace_cupti.h"
@@ -73,6 +74,7 @@ static void decide_engine(void)
     ag_alloc_setup(cfg->liveness);
     ag_stage_setup(cfg->stage_mb);
     ag_engine_setup(&ag_cuda_backend, &p);
+    ag_speed_setup(cfg->guard_ms, ag_count_work);
     __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
     ag_trace_start(cfg->trace);        /* after (CUPTI may call CUDA), before any graph */
     ag_plugin_start(cfg->plugin);      /* after: its init may call CUDA */
@@ -129,6 +131,8 @@ void ag_intercept_before(int entry, uintptr_t arg0)
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
         ag_stage_fence();               /* what was held went out: staged slots fenced */
     }
+    if (reason == AG_FLUSH_SYNC)
+        ag_speed_sync();                /* the held work is out: a block may end here */
     ag_record_context_may_change();     /* the next window asks the driver again */
     if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS)) {
         ag_smem_limits_forget();        /* a function's handle may come back */

@@ -107,18 +107,21 @@ void ag_introspect_unlock(int taken)
 /* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 AG_HOT int ag_engine_paused;
 
-/* autograph_disable / _enable.  Paused, the wrappers pass recordable calls straight
- * to the driver (ag_engine_is_paused) and ag_engine_offer lets through any that was
- * already on its way; the ops a replay holds go out first, in order (ops after them
- * must not overtake). */
-void ag_introspect_pause(int paused)
+/* autograph_disable / _enable, and the speed guard's pause (who: AG_PAUSE_*).
+ * Paused, the wrappers pass recordable calls straight to the driver
+ * (ag_engine_is_paused) and ag_engine_offer lets through any that was already on its
+ * way; the ops a replay holds go out first, in order (ops after them must not
+ * overtake).  Graphing resumes when no one has it paused. */
+void ag_introspect_pause(int who, int paused)
 {
     struct ag_engine *was = ag_thread_hot.eng;
+    int flags = __atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED);
+    flags = paused ? flags | who : flags & ~who;
     EACH_ENGINE(i)
-        if (paused && ag_eng.r.t)
-            ag_replay_abort("autograph_disable()");
+        if (flags && ag_eng.r.t)
+            ag_replay_abort(who == AG_PAUSE_API ? "autograph_disable()" : "the speed guard");
     ag_thread_hot.eng = was;
-    __atomic_store_n(&ag_engine_paused, paused, __ATOMIC_RELAXED);
+    __atomic_store_n(&ag_engine_paused, flags, __ATOMIC_RELAXED);
     ag_light_gate_update();
 }
 

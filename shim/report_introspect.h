@@ -53,7 +53,7 @@ int ag_backend_dump_dot(void *graph, const char *path, int verbose);
 /* ---- queries (report_introspect.c): AUTOGRAPH_* result codes */
 int ag_introspect_lock(void);        /* takes the engine lock unless in a hook; 1: taken */
 void ag_introspect_unlock(int taken);
-void ag_introspect_pause(int paused);
+void ag_introspect_pause(int who, int paused);
 int ag_introspect_list(autograph_graph_info *out, int max);
 int ag_introspect_exec(unsigned id, int chunk, int variant, void **exec);
 int ag_introspect_instantiate(unsigned id);

@@ -9,6 +9,7 @@
 #include "engine_internal.h"
 #include "entry_points.h"
 #include "log.h"
+#include "match_speed.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,9 +159,11 @@ static void stats_add(struct ag_stats *t, const struct ag_stats *s)
     t->launch_wait_us += s->launch_wait_us;
 }
 
-static double share(const struct ag_stats *s)
+/* launches_paused: those the program made while the speed guard had graphing paused
+ * (the summary's total; a context's line leaves them out). */
+static double share_with(const struct ag_stats *s, unsigned long launches_paused)
 {
-    unsigned long total = s->launches_graphed + s->launches_eager;
+    unsigned long total = s->launches_graphed + s->launches_eager + launches_paused;
     return total ? 100.0 * (double)s->launches_graphed / (double)total : 0.0;
 }
 
@@ -195,7 +198,7 @@ static void context_lines(FILE *out, const char *prefix)
         fprintf(out, "%scontext %d device %d templates %lu replays %lu "
                 "launches_graphed %lu launches_eager %lu graphed_share %.1f%%\n", prefix, i,
                 __atomic_load_n(&e->device, __ATOMIC_RELAXED), s.templates, s.replays,
-                s.launches_graphed, s.launches_eager, share(&s));
+                s.launches_graphed, s.launches_eager, share_with(&s, 0));
     }
 }
 
@@ -222,7 +225,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slaunches_held_fast %lu\n", prefix, s->held_fast);
     fprintf(out, "%slaunches_held_runtime %lu\n", prefix, s->held_runtime);
     fprintf(out, "%sevents_held_fast %lu\n", prefix, s->held_fast_events);
-    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share(s));
+    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(s, ag_speed_launches_paused()));
     fprintf(out, "%spatches %lu\n", prefix, s->patches);
     fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
@@ -260,6 +263,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->chunk_launch_us);
     fprintf(out, "%slaunch_wait_us %.0f\n", prefix, s->launch_wait_us);
     fprintf(out, "%scross_context_ops %lu\n", prefix, s->cross_context);
+    ag_speed_summary(out, prefix);
     fprintf(out, "%scontexts %d\n", prefix, contexts);
     context_lines(out, prefix);
 }

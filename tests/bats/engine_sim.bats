@@ -1076,3 +1076,41 @@ coll() {
         want collective_cuts -eq $((2 * ${S[templates]}))
     done
 }
+
+# match_speed.c: the speed guard times blocks of the program's run with graphing on and
+# paused, from sync to sync.  SIM_LAUNCH_US and SIM_GRAPH_LAUNCH_US (tests/sim/sim_pace.c)
+# make the simulator's eager launches or graph launches cost host time, so that graphs
+# are slower or faster than eager work on purpose.  AUTOGRAPH_GUARD_MS=1: the first trial
+# comes at once.
+guarded() {
+    local tag=$1
+    shift
+    sim_run "$tag" branches LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
+        AUTOGRAPH_EXPLAIN=1 "$@" -- "${GUARD_ARGS[@]}"
+    same plain "$tag" "branches ${GUARD_ARGS[*]} ($*)" || return 1
+    load "$tag"
+    grep -E '^(guard|graphed_share)' "$tmp/$tag.summary"
+}
+
+@test "speed guard: graphs slower than eager work are paused after a trial, faster ones kept; off with AUTOGRAPH_GUARD_MS=0: same log" {
+    [ -x build/sim/progs/branches ] || skip "branches not built (make sim)"
+    local GUARD_ARGS=(1500 4 3)
+    sim_run plain branches -- "${GUARD_ARGS[@]}"
+    guarded slow AUTOGRAPH_GUARD_MS=1 SIM_LAUNCH_US=20 SIM_GRAPH_LAUNCH_US=2000
+    want guard_trials -ge 1
+    want guard_paused_verdicts -ge 1
+    want guard_launches_paused -ge 10000       # of 39000: most of the run went eager
+    grep -q '^guard paused$' "$tmp/slow.summary"
+    grep -q 'explain: speed guard: eager work took 0\.[0-9]*x .*graphing paused' "$tmp/slow.err"
+    GUARD_ARGS=(400 4 3)
+    sim_run plain branches -- "${GUARD_ARGS[@]}"
+    guarded fast AUTOGRAPH_GUARD_MS=1 SIM_LAUNCH_US=100 SIM_GRAPH_LAUNCH_US=300
+    want guard_trials -ge 1
+    want guard_paused_verdicts -eq 0
+    grep -q '^guard kept$' "$tmp/fast.summary"
+    grep -q 'explain: speed guard: eager work took [1-9][0-9.]*x .*graphing kept' "$tmp/fast.err"
+    want launches_graphed -ge 4000             # of 10400, trial blocks paused aside
+    guarded off AUTOGRAPH_GUARD_MS=0 SIM_LAUNCH_US=20 SIM_GRAPH_LAUNCH_US=2000
+    grep -q '^guard off$' "$tmp/off.summary"
+    want launches_graphed -ge 5100             # of 5200: every replay kept, slow or not
+}

@@ -167,6 +167,26 @@ rl_share_at_least() {
     rl_pair torch-batches "$AG_PY" tests/gpu/torch_decode.py --mode batches --model mlp
 }
 
+# match_speed.c: with AUTOGRAPH_GUARD_MS=1 the speed guard's trials start at the first
+# replay: graphing is paused and resumed at synchronizations all through the run (and
+# stays paused where it was measured no faster).  Every switch must keep the results.
+@test "realistic: the speed guard pausing and resuming graphing mid-run (trials from the first replay): same results for the C trainer, PyTorch training and the batches loop" {
+    local trials
+    rl_pair trainer-guard AUTOGRAPH_GUARD_MS=1 "$AG_BIN/trainer_static" --steps 200 || return 1
+    trials=$(ag_sum guard_trials "$BATS_TEST_TMPDIR"/b.sum.*)
+    ag_log "trainer-guard: guard_trials $trials, paused verdicts" \
+        "$(ag_sum guard_paused_verdicts "$BATS_TEST_TMPDIR"/b.sum.*), launches paused" \
+        "$(ag_sum guard_launches_paused "$BATS_TEST_TMPDIR"/b.sum.*)"
+    [ "$trials" -ge 1 ] || { echo "no trial of the speed guard" >&2; return 1; }
+    need_torch
+    rl_pair torch-train-guard AUTOGRAPH_GUARD_MS=1 "$AG_PY" tests/gpu/torch_train_loop.py \
+        --steps 200 || return 1
+    [ "$(ag_sum guard_trials "$BATS_TEST_TMPDIR"/b.sum.*)" -ge 1 ]
+    rl_pair torch-batches-guard AUTOGRAPH_GUARD_MS=1 "$AG_PY" tests/gpu/torch_decode.py \
+        --mode batches --model mlp || return 1
+    [ "$(ag_sum guard_trials "$BATS_TEST_TMPDIR"/b.sum.*)" -ge 1 ]
+}
+
 # JAX: XLA launches its kernels through the driver API (cuLaunchKernel) and, with its
 # command buffers on (the default), captures and launches CUDA graphs of its own: the
 # program's captures and graph launches pass through the shim and end its windows.

@@ -106,6 +106,7 @@ CUresult sim_api_graph_launch(CUgraphExec hGraphExec, CUstream hStream)
     if (!x || x->o.ctx != s->o.ctx)
         return CUDA_ERROR_INVALID_VALUE;
     op.u.graph.g = x->g;
+    sim_pace_graph_launch();
     return sim_submit(s, &op, 0);
 }
 

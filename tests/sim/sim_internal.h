@@ -320,6 +320,10 @@ char *sim_log_args(const sim_kernel *k, const unsigned char *args);  /* malloc'd
 int sim_fault_check(const char *sym, CUresult *code);
 int sim_trace_enabled(void);
 
+/* sim_pace.c: SIM_LAUNCH_US, SIM_GRAPH_LAUNCH_US */
+void sim_pace_launch(void);
+void sim_pace_graph_launch(void);
+
 /* ---- CUPTI's view of graphs (sim_cupti.c): ids for the stand-in libcupti
  * (tests/sim/cupti_stand_in.c, through sim_tools_id) and SIM_GRAPH_TRACE */
 enum { SIM_TOOLS_NODE, SIM_TOOLS_GRAPH, SIM_TOOLS_EXEC };   /* sim_tools_id's `what` */

@@ -125,6 +125,7 @@ static CUresult launch(CUfunction h, const unsigned g[3], const unsigned b[3], u
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
         }
     }
+    sim_pace_launch();
     return sim_submit(s, &op, 0);
 }
 

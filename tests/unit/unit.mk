@@ -19,6 +19,8 @@ $(BUILD)/tests/unit/engine/%.o: shim/%.c $(wildcard shim/*.h) shim/entry_points.
 
 $(BUILD)/tests/unit/test_engine: $(UNIT_ENGINE_OBJS)
 $(BUILD)/tests/unit/test_engine: UNIT_EXTRA_OBJS = $(UNIT_ENGINE_OBJS)
+$(BUILD)/tests/unit/test_speed: $(UNIT_ENGINE_OBJS)
+$(BUILD)/tests/unit/test_speed: UNIT_EXTRA_OBJS = $(UNIT_ENGINE_OBJS)
 
 # The public API (api.c: no CUDA header either) over the same engine objects.
 UNIT_API_OBJS := $(UNIT_ENGINE_OBJS) $(BUILD)/tests/unit/engine/api.o

@@ -1,0 +1,292 @@
+/* match_speed.c -- match: the speed guard (match_speed.h says what it decides).
+ *
+ * A trial is blocks of the program's own run, ON, OFF, ON, OFF, ..., ON: graphing on,
+ * then paused, each at least AG_SPEED_BLOCK_NS long and ending at a host
+ * synchronization (where the engines have just issued what they held, so a block's
+ * work is whole).  A block's figure is its wall time over the ops the program
+ * submitted in it (kernel launches, copies and memsets, counted at every call whether
+ * held or not); an OFF block is compared with the mean of the ON blocks on either side
+ * of it, which cancels a slow drift of the program's pace.  The median of those
+ * ratios is the verdict.  Graphs far faster (1 + AG_SPEED_SURE) are kept after one
+ * paused block: the usual case costs the least eager time.  Otherwise the trial has
+ * AG_SPEED_PAIRS paused blocks at least (one odd block, a garbage collection say,
+ * cannot pause graphing): at least 1 + AG_SPEED_CLEAR keeps graphing, under
+ * 1 - AG_SPEED_CLEAR pauses it; in between the trial goes on, up to
+ * AG_SPEED_PAIRS_MAX paused blocks, and then graphing stays only if not slower.
+ *
+ * The first trial comes once graphs have replayed for AUTOGRAPH_GUARD_MS, or for a
+ * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  A paused program runs as under autograph_disable(): its calls
+ * go to the driver as made, unrecorded, and the graphs are kept for the next trial.
+ */
+#include "match_speed.h"
+
+#include "config.h"
+#include "engine_internal.h"
+#include "report_introspect.h"
+#include "timing.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* ---- the decision ---------------------------------------------------------------- */
+
+void ag_speed_init(struct ag_speed *g, uint64_t after_ns)
+{
+    *g = (struct ag_speed){ .phase = AG_SPEED_WAIT, .after_ns = after_ns };
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over the paused blocks of eager time per op over graphed time per op
+ * (the mean of the ON blocks either side). */
+static double trial_speedup(const struct ag_speed *g)
+{
+    double r[AG_SPEED_PAIRS_MAX];
+    for (int i = 0; i < g->n_off; i++)
+        r[i] = g->off[i] / ((g->on[i] + g->on[i + 1]) / 2);
+    qsort(r, (size_t)g->n_off, sizeof r[0], compare_doubles);
+    return g->n_off % 2 ? r[g->n_off / 2] : (r[g->n_off / 2 - 1] + r[g->n_off / 2]) / 2;
+}
+
+static void begin_block(struct ag_speed *g, enum ag_speed_phase phase, uint64_t now,
+                        uint64_t work)
+{
+    g->phase = phase;
+    g->block_ns = now;
+    g->block_work = work;
+    g->next_ns = now + AG_SPEED_BLOCK_NS;
+}
+
+static enum ag_speed_action begin_trial(struct ag_speed *g, uint64_t now, uint64_t work)
+{
+    int was_paused = g->phase == AG_SPEED_PAUSED;
+    g->n_on = g->n_off = 0;
+    g->trials++;
+    begin_block(g, AG_SPEED_ON, now, work);
+    return was_paused ? AG_SPEED_RESUME : AG_SPEED_STAY;
+}
+
+/* A verdict: graphing kept or paused until the next trial, whose interval doubles
+ * while the verdicts agree. */
+static enum ag_speed_action verdict(struct ag_speed *g, enum ag_speed_phase phase,
+                                    uint64_t now)
+{
+    uint64_t base = phase == AG_SPEED_KEPT ? AG_SPEED_KEEP_NS : AG_SPEED_PAUSE_NS;
+    if (g->last_verdict != phase)
+        g->level = 0;
+    else if (g->level < AG_SPEED_LEVELS)
+        g->level++;
+    g->last_verdict = phase;
+    g->phase = phase;
+    g->next_ns = now + (base << g->level);
+    g->paused_verdicts += phase == AG_SPEED_PAUSED;
+    return phase == AG_SPEED_PAUSED ? AG_SPEED_PAUSE : AG_SPEED_STAY;
+}
+
+/* An ON block ended: the trial's verdict when it is clear, else another OFF block. */
+static enum ag_speed_action after_on_block(struct ag_speed *g, uint64_t now, uint64_t work)
+{
+    if (g->n_off > 0)
+        g->speedup = trial_speedup(g);
+    if (g->n_off > 0 && g->speedup >= 1 + AG_SPEED_SURE)
+        return verdict(g, AG_SPEED_KEPT, now);
+    if (g->n_off >= AG_SPEED_PAIRS) {
+        if (g->speedup >= 1 + AG_SPEED_CLEAR ||
+            (g->n_off >= AG_SPEED_PAIRS_MAX && g->speedup >= 1))
+            return verdict(g, AG_SPEED_KEPT, now);
+        if (g->speedup < 1 - AG_SPEED_CLEAR || g->n_off >= AG_SPEED_PAIRS_MAX)
+            return verdict(g, AG_SPEED_PAUSED, now);
+    }
+    begin_block(g, AG_SPEED_OFF, now, work);
+    return AG_SPEED_PAUSE;
+}
+
+static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now, uint64_t work,
+                                      uint64_t replays, uint64_t trouble)
+{
+    g->next_ns = now + AG_SPEED_POLL_NS;
+    if (replays == 0)
+        return AG_SPEED_STAY;
+    if (g->first_replay_ns == 0) {
+        g->first_replay_ns = now;
+        g->trouble_at_first = trouble;
+        return AG_SPEED_STAY;
+    }
+    if (now - g->first_replay_ns >= g->after_ns ||
+        (now - g->first_replay_ns >= g->after_ns / 4 &&
+         trouble - g->trouble_at_first >= AG_SPEED_TROUBLE))
+        return begin_trial(g, now, work);
+    return AG_SPEED_STAY;
+}
+
+enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t work,
+                                   uint64_t replays, uint64_t trouble)
+{
+    double per_op;
+    if (now < g->next_ns)
+        return AG_SPEED_STAY;
+    switch (g->phase) {
+    case AG_SPEED_WAIT:
+        return wait_step(g, now, work, replays, trouble);
+    case AG_SPEED_KEPT:
+    case AG_SPEED_PAUSED:
+        return begin_trial(g, now, work);
+    case AG_SPEED_ON:
+    case AG_SPEED_OFF:
+        break;
+    }
+    if (work <= g->block_work) {         /* no op submitted: nothing to compare */
+        g->trials--;                     /* not a trial after all */
+        g->n_on = g->n_off = 0;
+        g->phase = g->last_verdict == AG_SPEED_PAUSED ? AG_SPEED_PAUSED : AG_SPEED_KEPT;
+        g->next_ns = now + AG_SPEED_KEEP_NS;
+        return g->phase == AG_SPEED_PAUSED ? AG_SPEED_PAUSE : AG_SPEED_RESUME;
+    }
+    per_op = (double)(now - g->block_ns) / (double)(work - g->block_work);
+    if (g->phase == AG_SPEED_OFF) {
+        g->off[g->n_off++] = per_op;
+        begin_block(g, AG_SPEED_ON, now, work);
+        return AG_SPEED_RESUME;
+    }
+    g->on[g->n_on++] = per_op;
+    return after_on_block(g, now, work);
+}
+
+/* ---- the shim's guard ------------------------------------------------------------- */
+
+static struct ag_speed guard;
+static pthread_mutex_t guard_mutex = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t guard_due = UINT64_MAX;  /* guard.next_ns, read unlocked; MAX: no guard */
+static int guard_paused;                 /* the guard has graphing paused */
+static unsigned long paused_launches;    /* launches made while it had */
+static unsigned long paused_from;        /* the launch count when it paused */
+static ag_speed_count_fn *count_work;
+
+void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
+{
+    if (after_ms <= 0)
+        return;
+    count_work = count;
+    ag_speed_init(&guard, (uint64_t)after_ms * 1000000u);
+    __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
+}
+
+/* Replays to the end, and replays stopped before it, of every engine. */
+static void count_replays(uint64_t *replays, uint64_t *trouble)
+{
+    int n = ag_engines_count();
+    *replays = *trouble = 0;
+    for (int i = 0; i < n; i++) {
+        struct ag_engine *e = ag_engine_at(i);
+        ag_lock_take(&e->lock);
+        *replays += e->s.replays;
+        *trouble += e->s.mismatches;
+        ag_lock_give(&e->lock);
+    }
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ag_log_vline("explain: ", fmt, ap);
+    va_end(ap);
+}
+
+/* One line per verdict, with AUTOGRAPH_EXPLAIN or AUTOGRAPH_LOG=info. */
+static void say_verdict(const struct ag_speed *g, uint64_t now)
+{
+    if (!ag_config()->explain && !ag_log_enabled(AG_LOG_INFO))
+        return;
+    say("speed guard: eager work took %.3fx the time of graphed work (median of %d "
+        "paused blocks): graphing %s, next trial in %.0f s", g->speedup, g->n_off,
+        g->phase == AG_SPEED_PAUSED ? "paused" : "kept", (double)(g->next_ns - now) / 1e9);
+}
+
+static void apply(enum ag_speed_action a, unsigned long launches)
+{
+    int taken;
+    if (a == AG_SPEED_STAY)
+        return;
+    if ((a == AG_SPEED_PAUSE) == guard_paused)
+        return;                          /* already so */
+    guard_paused = a == AG_SPEED_PAUSE;
+    if (guard_paused)
+        paused_from = launches;
+    else
+        paused_launches += launches - paused_from;
+    taken = ag_introspect_lock();
+    ag_introspect_pause(AG_PAUSE_GUARD, guard_paused);
+    ag_introspect_unlock(taken);
+}
+
+static void guard_step(uint64_t now)
+{
+    uint64_t work, replays, trouble;
+    unsigned long launches;
+    enum ag_speed_phase before = guard.phase;
+    enum ag_speed_action a;
+    if (pthread_mutex_trylock(&guard_mutex) != 0)
+        return;                          /* another thread is at it */
+    count_work(&work, &launches);
+    if (guard.phase == AG_SPEED_WAIT)
+        count_replays(&replays, &trouble);
+    else
+        replays = trouble = 0;
+    a = ag_speed_step(&guard, now, work, replays, trouble);
+    if (guard.phase != before && (guard.phase == AG_SPEED_KEPT ||
+                                  guard.phase == AG_SPEED_PAUSED) && guard.n_off > 0)
+        say_verdict(&guard, now);
+    apply(a, launches);
+    __atomic_store_n(&guard_due, guard.next_ns, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&guard_mutex);
+}
+
+void ag_speed_sync(void)
+{
+    uint64_t now;
+    if (__atomic_load_n(&guard_due, __ATOMIC_RELAXED) == UINT64_MAX || ag_thread_hot.hook_depth)
+        return;
+    now = ag_timing_now();
+    if (now >= __atomic_load_n(&guard_due, __ATOMIC_RELAXED))
+        guard_step(now);
+}
+
+unsigned long ag_speed_launches_paused(void)
+{
+    uint64_t work;
+    unsigned long launches, n;
+    pthread_mutex_lock(&guard_mutex);
+    n = paused_launches;
+    if (guard_paused) {
+        count_work(&work, &launches);
+        n += launches - paused_from;
+    }
+    pthread_mutex_unlock(&guard_mutex);
+    return n;
+}
+
+void ag_speed_summary(FILE *out, const char *prefix)
+{
+    static const char *const phase_name[] = { "waiting", "trial_on", "trial_paused", "kept", "paused" };
+    struct ag_speed g;
+    unsigned long paused = ag_speed_launches_paused();
+    pthread_mutex_lock(&guard_mutex);
+    g = guard;
+    pthread_mutex_unlock(&guard_mutex);
+    if (__atomic_load_n(&guard_due, __ATOMIC_RELAXED) == UINT64_MAX) {
+        fprintf(out, "%sguard off\n", prefix);
+        return;
+    }
+    fprintf(out, "%sguard %s\n", prefix, phase_name[g.phase]);
+    fprintf(out, "%sguard_trials %lu\n", prefix, g.trials);
+    fprintf(out, "%sguard_paused_verdicts %lu\n", prefix, g.paused_verdicts);
+    fprintf(out, "%sguard_speedup %.3f\n", prefix, g.speedup);
+    fprintf(out, "%sguard_launches_paused %lu\n", prefix, paused);
+}

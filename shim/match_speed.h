@@ -1,0 +1,90 @@
+/* match_speed.h -- the speed guard: graphing stays on only where it is measured faster.
+ *
+ * The engine's rules (warm-up, retirement, back-off, futile shapes) judge windows by
+ * what they see of the ops; none sees the clock.  A program can still run slower with
+ * graphs than without (templates that churn, replays that stop, patches that cost more
+ * than the launches they replace, a host-bound program whose cache the shim's work
+ * disturbs).  The guard measures it: once graphs have been replaying for a while, it
+ * alternates short blocks of the program's own time with graphing on and paused
+ * (autograph_disable's pause: every call goes to the driver as made), each block
+ * running from one host synchronization to another, and compares the wall time per
+ * submitted op of each paused block with its two neighbours'.  Graphing that is not
+ * faster is paused, graphing that is stays; either verdict is tried again after an
+ * interval that doubles while it holds, so a program that changes is looked at again.
+ *
+ * The decision itself (struct ag_speed, ag_speed_step) is a pure function of the
+ * times and counts it is given, so that the unit tests can drive it; match_speed.c
+ * also holds the glue that feeds it from the shim's clock and counters.  No CUDA.
+ */
+#ifndef AG_MATCH_SPEED_H
+#define AG_MATCH_SPEED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define AG_SPEED_BLOCK_NS     20000000ull   /* a block: at least this long, to a sync */
+#define AG_SPEED_POLL_NS      50000000ull   /* before the first trial: look this often */
+#define AG_SPEED_TROUBLE      8             /* replays stopped: a trial comes early */
+#define AG_SPEED_PAIRS        3             /* paused blocks a trial has at least... */
+#define AG_SPEED_PAIRS_MAX    7             /* ...and at most, while it is unclear */
+#define AG_SPEED_CLEAR        0.02          /* a verdict within 1 +- this is unclear */
+#define AG_SPEED_SURE         0.25          /* graphs this much faster: kept at once */
+#define AG_SPEED_KEEP_NS      4000000000ull /* graphing faster: next trial after this... */
+#define AG_SPEED_PAUSE_NS     1000000000ull /* ...not faster: after this, each doubling */
+#define AG_SPEED_LEVELS       4             /* up to 2^this times (64 s kept, 16 s paused) */
+
+enum ag_speed_phase {
+    AG_SPEED_WAIT,      /* no trial yet: graphs must replay for a while first */
+    AG_SPEED_ON,        /* a trial's block with graphing on */
+    AG_SPEED_OFF,       /* a trial's block with graphing paused */
+    AG_SPEED_KEPT,      /* graphing measured faster: on until the next trial */
+    AG_SPEED_PAUSED,    /* graphing measured no faster: paused until the next trial */
+};
+
+/* What the caller must do with graphing after a step. */
+enum ag_speed_action { AG_SPEED_STAY, AG_SPEED_PAUSE, AG_SPEED_RESUME };
+
+struct ag_speed {
+    enum ag_speed_phase phase;
+    uint64_t after_ns;          /* graphs replaying this long before the first trial */
+    uint64_t next_ns;           /* nothing to decide before this time */
+    uint64_t first_replay_ns;   /* when replays were first seen (0: not yet) */
+    uint64_t trouble_at_first;  /* replays stopped by then */
+    uint64_t block_ns, block_work;  /* the block under way began then, at this count */
+    double on[AG_SPEED_PAIRS_MAX + 1], off[AG_SPEED_PAIRS_MAX];  /* ns per op */
+    int n_on, n_off;
+    int level;                  /* verdicts alike in a row: their interval doubles */
+    enum ag_speed_phase last_verdict;   /* AG_SPEED_KEPT or _PAUSED, or _WAIT: none */
+    double speedup;             /* the last trial's: eager time over graphed time */
+    unsigned long trials, paused_verdicts;
+};
+
+/* Starts the guard: its first trial once graphs have replayed for after_ns. */
+void ag_speed_init(struct ag_speed *g, uint64_t after_ns);
+
+/* At a host synchronization at time `now` (ns): `work` ops submitted so far, `replays`
+ * templates replayed so far, `trouble` replays stopped so far.  Returns what to do
+ * with graphing; g->next_ns says when the next step is due (earlier calls need not
+ * step). */
+enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t work,
+                                   uint64_t replays, uint64_t trouble);
+
+/* ---- the shim's guard (one per process) ----------------------------------------- */
+
+/* Sets it up from AUTOGRAPH_GUARD_MS (0: no guard), once, after ag_engine_setup;
+ * count_work: the program's calls so far that submit work (kernel launches, copies,
+ * memsets: *work) and its kernel launches (*launches), held or not (counters.c). */
+typedef void ag_speed_count_fn(uint64_t *work, unsigned long *launches);
+void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work);
+
+/* At the program's host synchronization (a flush point of reason AG_FLUSH_SYNC),
+ * after the engines issued what they held: one clock read, and a step when due. */
+void ag_speed_sync(void);
+
+/* Kernel launches the program made while the guard had graphing paused. */
+unsigned long ag_speed_launches_paused(void);
+
+/* Its lines of the exit summary. */
+void ag_speed_summary(FILE *out, const char *prefix);
+
+#endif

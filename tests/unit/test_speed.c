@@ -1,0 +1,182 @@
+/* test_speed.c -- the speed guard's decision (shim/match_speed.c, ag_speed_step),
+ * driven with made-up times and counts: when a trial starts, how blocks alternate,
+ * which verdict a trial reaches and when the next trial comes.
+ */
+#include "check.h"
+#include "match_speed.h"
+
+#include <math.h>
+
+#define MS 1000000ull
+
+static uint64_t now, work;
+
+/* A block of the program's run: `ops` ops at ns_per_op each, then a sync. */
+static enum ag_speed_action block(struct ag_speed *g, double ns_per_op, uint64_t ops)
+{
+    now += (uint64_t)(ns_per_op * (double)ops);
+    work += ops;
+    return ag_speed_step(g, now, work, 100, 0);
+}
+
+/* A guard whose trial has just begun (its first ON block under way). */
+static void start_trial(struct ag_speed *g)
+{
+    now = 1000 * MS;
+    work = 0;
+    ag_speed_init(g, 1000 * MS);
+    CHECK(ag_speed_step(g, now, work, 1, 0) == AG_SPEED_STAY);   /* first replay seen */
+    now += 1000 * MS;
+    CHECK(ag_speed_step(g, now, work, 50, 0) == AG_SPEED_STAY);  /* the trial begins */
+    CHECK(g->phase == AG_SPEED_ON && g->trials == 1);
+}
+
+/* Runs the trial's blocks (on, off, on, ...) of 20 ms or more each until a verdict:
+ * the number of OFF blocks it took. */
+static int run_trial(struct ag_speed *g, double on_ns, double off_ns)
+{
+    int offs = 0;
+    for (int i = 0; i < 2 * AG_SPEED_PAIRS_MAX + 1; i++) {
+        int on = g->phase == AG_SPEED_ON;
+        enum ag_speed_action a = block(g, on ? on_ns : off_ns, 25 * MS / 10);
+        if (on && (g->phase == AG_SPEED_KEPT || g->phase == AG_SPEED_PAUSED))
+            return offs;
+        CHECK(a == (on ? AG_SPEED_PAUSE : AG_SPEED_RESUME));
+        offs += !on;
+    }
+    return -1;
+}
+
+static void test_waits_for_replays(void)
+{
+    struct ag_speed g;
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    CHECK(ag_speed_step(&g, now, 10, 0, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    CHECK(g.next_ns == now + AG_SPEED_POLL_NS);
+    CHECK(ag_speed_step(&g, now + 1, 10, 0, 0) == AG_SPEED_STAY);   /* not due yet */
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, 20, 3, 0) == AG_SPEED_STAY && g.first_replay_ns == now);
+    now += 999 * MS;
+    CHECK(ag_speed_step(&g, now, 30, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    now += 2 * AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, 40, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
+    CHECK(g.trials == 1 && g.block_work == 40 && g.next_ns == now + AG_SPEED_BLOCK_NS);
+}
+
+static void test_trouble_brings_the_trial_early(void)
+{
+    struct ag_speed g;
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    CHECK(ag_speed_step(&g, now, 0, 1, 4) == AG_SPEED_STAY);
+    now += 260 * MS;
+    CHECK(ag_speed_step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE - 1) == AG_SPEED_STAY);
+    CHECK(g.phase == AG_SPEED_WAIT);
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE) == AG_SPEED_STAY);
+    CHECK(g.phase == AG_SPEED_ON);
+}
+
+static void test_faster_graphs_are_kept(void)
+{
+    struct ag_speed g;
+    start_trial(&g);
+    CHECK(run_trial(&g, 1000, 1100) == AG_SPEED_PAIRS);
+    CHECK(g.phase == AG_SPEED_KEPT && fabs(g.speedup - 1.1) < 1e-9);
+    CHECK(g.next_ns == now + AG_SPEED_KEEP_NS && g.paused_verdicts == 0);
+    /* the next trial: a block early is nothing, then a trial with graphing on */
+    CHECK(ag_speed_step(&g, now + AG_SPEED_KEEP_NS - 1, work, 100, 0) == AG_SPEED_STAY);
+    now += AG_SPEED_KEEP_NS;
+    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
+    CHECK(run_trial(&g, 1000, 1100) == AG_SPEED_PAIRS && g.phase == AG_SPEED_KEPT);
+    CHECK(g.next_ns == now + 2 * AG_SPEED_KEEP_NS && g.trials == 2);   /* doubled */
+}
+
+/* Graphs far faster are kept after one paused block; far slower ones still take
+ * AG_SPEED_PAIRS of them (a garbage collection in one ON block pauses nothing). */
+static void test_clear_wins_are_quick(void)
+{
+    struct ag_speed g;
+    start_trial(&g);
+    CHECK(run_trial(&g, 1000, 1300) == 1 && g.phase == AG_SPEED_KEPT);
+    CHECK(fabs(g.speedup - 1.3) < 1e-9);
+    start_trial(&g);
+    CHECK(run_trial(&g, 3000, 1000) == AG_SPEED_PAIRS && g.phase == AG_SPEED_PAUSED);
+}
+
+static void test_slower_graphs_are_paused(void)
+{
+    struct ag_speed g;
+    uint64_t interval = AG_SPEED_PAUSE_NS;
+    start_trial(&g);
+    CHECK(run_trial(&g, 1500, 1000) == AG_SPEED_PAIRS);
+    CHECK(g.phase == AG_SPEED_PAUSED && g.paused_verdicts == 1);
+    CHECK(fabs(g.speedup - 1000.0 / 1500) < 1e-9);
+    for (int i = 1; i <= AG_SPEED_LEVELS + 2; i++) {
+        CHECK(g.next_ns == now + interval);
+        now = g.next_ns;
+        /* the pause's end: graphing resumes for the next trial's first ON block */
+        CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+        CHECK(run_trial(&g, 1500, 1000) == AG_SPEED_PAIRS);
+        if (i <= AG_SPEED_LEVELS)
+            interval *= 2;           /* doubled up to 2^AG_SPEED_LEVELS times */
+    }
+    CHECK(g.next_ns == now + (AG_SPEED_PAUSE_NS << AG_SPEED_LEVELS));
+    /* the program changes: graphing now wins, is kept, and its interval starts anew */
+    now = g.next_ns;
+    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+    CHECK(run_trial(&g, 1000, 2000) == 1 && g.phase == AG_SPEED_KEPT);
+    CHECK(g.next_ns == now + AG_SPEED_KEEP_NS);
+}
+
+static void test_unclear_trials_go_on(void)
+{
+    struct ag_speed g;
+    start_trial(&g);
+    CHECK(run_trial(&g, 1000, 1010) == AG_SPEED_PAIRS_MAX);
+    CHECK(g.phase == AG_SPEED_KEPT);          /* not slower: kept */
+    start_trial(&g);
+    CHECK(run_trial(&g, 1010, 1000) == AG_SPEED_PAIRS_MAX);
+    CHECK(g.phase == AG_SPEED_PAUSED);        /* slower, if a little: paused */
+}
+
+/* The median: one wild block (the program did something else then) is outvoted. */
+static void test_one_odd_block_is_outvoted(void)
+{
+    struct ag_speed g;
+    start_trial(&g);
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE);
+    CHECK(block(&g, 900, 25000) == AG_SPEED_RESUME);    /* eager faster, once */
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE);
+    CHECK(block(&g, 1300, 25000) == AG_SPEED_RESUME);
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE);
+    CHECK(block(&g, 1300, 25000) == AG_SPEED_RESUME);
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_STAY);
+    CHECK(g.phase == AG_SPEED_KEPT && fabs(g.speedup - 1.3) < 1e-9);
+}
+
+/* A block in which the program submitted nothing ends the trial without a verdict. */
+static void test_a_block_without_work_is_no_trial(void)
+{
+    struct ag_speed g;
+    start_trial(&g);
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE && g.phase == AG_SPEED_OFF);
+    now += 30 * MS;
+    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+    CHECK(g.phase == AG_SPEED_KEPT && g.trials == 0 && g.n_off == 0);
+    CHECK(g.next_ns == now + AG_SPEED_KEEP_NS);
+}
+
+int main(void)
+{
+    test_waits_for_replays();
+    test_trouble_brings_the_trial_early();
+    test_faster_graphs_are_kept();
+    test_slower_graphs_are_paused();
+    test_clear_wins_are_quick();
+    test_unclear_trials_go_on();
+    test_one_odd_block_is_outvoted();
+    test_a_block_without_work_is_no_trial();
+    return check_finish("test_speed");
+}
