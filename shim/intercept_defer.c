@@ -131,8 +131,6 @@ void ag_intercept_before(int entry, uintptr_t arg0)
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
         ag_stage_fence();               /* what was held went out: staged slots fenced */
     }
-    if (reason == AG_FLUSH_SYNC)
-        ag_speed_sync();                /* the held work is out: a block may end here */
     ag_record_context_may_change();     /* the next window asks the driver again */
     if (ag_call_policy[entry] & (AG_POLICY_UNLOAD | AG_POLICY_DROP_GRAPHS)) {
         ag_smem_limits_forget();        /* a function's handle may come back */
@@ -211,6 +209,7 @@ static CUresult stage_wait(void)
     CUresult rc;
     ag_intercept_before(AG_EP_cuStreamSynchronize, (uintptr_t)stream);
     rc = sync ? sync(stream) : CUDA_ERROR_NOT_FOUND;
+    ag_speed_sync();                    /* as after the synchronize it is */
     ag_stage_finish(rc == CUDA_SUCCESS);
     if (rc != CUDA_SUCCESS)
         ag_intercept_failed(AG_EP_cuStreamSynchronize, rc);
@@ -430,6 +429,29 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_FAST(kind, sym) AG_RECORD_CALL(AG_FAST_##kind, sym, AG_ARGS_##sym)
 #define AG_HOLD(kind, sym) AG_RECORD_CALL(AG_HOLD_##kind, sym, AG_ARGS_##sym)
 
+/* Whether a call of this kind that reached the driver waited for the device's work, as
+ * a synchronize does (a copy into host memory: into pageable memory it returns once
+ * done, and the host reads what came back): a block end for the speed guard
+ * (match_speed.h) also when the engine is paused or issued the copy eagerly (a held
+ * one ends the window through stage_wait, which calls the guard too). */
+#define AG_WAITS_KERNEL             0
+#define AG_WAITS_KERNEL_EX          0
+#define AG_WAITS_MEMSET8            0
+#define AG_WAITS_MEMSET16           0
+#define AG_WAITS_MEMSET32           0
+#define AG_WAITS_COPY               0
+#define AG_WAITS_COPY_HTOD          0
+#define AG_WAITS_COPY_DTOH          1
+#define AG_WAITS_COPY_SYNC          1
+#define AG_WAITS_COPY_HTOD_SYNC     0
+#define AG_WAITS_COPY_DTOH_SYNC     1
+#define AG_WAITS_MEMSET8_SYNC       0
+#define AG_WAITS_MEMSET16_SYNC      0
+#define AG_WAITS_MEMSET32_SYNC      0
+#define AG_WAITS_EVENT_RECORD       0
+#define AG_WAITS_EVENT_RECORD_FLAGS 0
+#define AG_WAITS_EVENT_WAIT         0
+
 /* The body of a recordable call's wrapper; TIMED (a constant) adds AUTOGRAPH_TIMING's
  * clock reads: at entry, around the driver's function, and at the return (timing.h). */
 #define AG_DEFER_BODY(sym, kind, TIMED)                                        \
@@ -478,6 +500,8 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
         ag_call_done(AG_EP_##sym, result);                                     \
+        if (AG_WAITS_##kind)                                                   \
+            ag_speed_sync();                                                   \
         if (TIMED)                                                             \
             ag_timing_shim_since(t_ret);                                       \
         return result;

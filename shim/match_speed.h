@@ -77,8 +77,9 @@ enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t wo
 typedef void ag_speed_count_fn(uint64_t *work, unsigned long *launches);
 void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work);
 
-/* At the program's host synchronization (a flush point of reason AG_FLUSH_SYNC),
- * after the engines issued what they held: one clock read, and a step when due. */
+/* Right after the program's host synchronization returned (a call of flush reason
+ * AG_FLUSH_SYNC, a held copy into host memory, a synchronous copy that reached the
+ * driver): one clock read, and a step when due.  Nothing is held then. */
 void ag_speed_sync(void);
 
 /* Kernel launches the program made while the guard had graphing paused. */

@@ -1114,3 +1114,15 @@ guarded() {
     grep -q '^guard off$' "$tmp/off.summary"
     want launches_graphed -ge 5100             # of 5200: every replay kept, slow or not
 }
+
+@test "speed guard: a program whose only waits are copies into pageable memory (staged_copies async) ends its blocks there, paused or not: paused and tried again: same sums" {
+    [ -x build/sim/progs/staged_copies ] || skip "staged_copies not built (make sim)"
+    sim_run plain staged_copies -- async 3000
+    sim_run guard staged_copies LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/guard.summary" \
+        AUTOGRAPH_GUARD_MS=1 SIM_LAUNCH_US=150 SIM_GRAPH_LAUNCH_US=20000 -- async 3000
+    same plain guard "staged_copies async 3000 (guard)" || return 1
+    load guard
+    grep -E '^guard' "$tmp/guard.summary"
+    want guard_trials -ge 2                    # the pause's end came: a second trial
+    want guard_paused_verdicts -ge 2
+}
