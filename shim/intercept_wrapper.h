@@ -49,7 +49,8 @@ static inline void ag_call_done(int entry, CUresult result)
         AFTER;                                                                 \
         if (policy & (AG_POLICY_CAPTURE_BEGIN | AG_POLICY_CAPTURE_END))        \
             ag_engine_after(AG_EP_##sym, result);                              \
-        if ((policy & AG_POLICY_REASON_MASK) == AG_FLUSH_SYNC)                 \
+        if ((policy & AG_POLICY_REASON_MASK) == AG_FLUSH_SYNC ||               \
+            ((policy & AG_POLICY_REASON_MASK) == AG_FLUSH_QUERY && !result))    \
             ag_speed_sync();        /* the device caught up: a block may end */ \
         ag_call_done(AG_EP_##sym, result);                                     \
         return result;                                                         \

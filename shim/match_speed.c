@@ -1,9 +1,10 @@
 /* match_speed.c -- match: the speed guard (match_speed.h says what it decides).
  *
  * A trial is blocks of the program's own run, ON, OFF, ON, OFF, ..., ON: graphing on,
- * then paused, each at least AG_SPEED_BLOCK_NS long and ending at a host
- * synchronization (where the engines have just issued what they held, so a block's
- * work is whole).  A block's figure is its wall time over the ops the program
+ * then paused, each at least AG_SPEED_BLOCK_NS long and ending where the host has
+ * just waited for the device (a synchronize returned, a query found the work done, a
+ * copy into host memory came back: nothing is held then, and the block's work is
+ * done).  A block's figure is its wall time over the ops the program
  * submitted in it (kernel launches, copies and memsets, counted at every call whether
  * held or not); an OFF block is compared with the mean of the ON blocks on either side
  * of it, which cancels a slow drift of the program's pace.  The median of those

@@ -78,8 +78,8 @@ typedef void ag_speed_count_fn(uint64_t *work, unsigned long *launches);
 void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work);
 
 /* Right after the program's host synchronization returned (a call of flush reason
- * AG_FLUSH_SYNC, a held copy into host memory, a synchronous copy that reached the
- * driver): one clock read, and a step when due.  Nothing is held then. */
+ * AG_FLUSH_SYNC, a query that found the work done, a held copy into host memory, a
+ * synchronous copy that reached the driver): one clock read, and a step when due. */
 void ag_speed_sync(void);
 
 /* Kernel launches the program made while the guard had graphing paused. */

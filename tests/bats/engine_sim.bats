@@ -1126,3 +1126,15 @@ guarded() {
     want guard_trials -ge 2                    # the pause's end came: a second trial
     want guard_paused_verdicts -ge 2
 }
+
+@test "speed guard: a program that never synchronizes but polls an event until its work is done (query_poll spin) ends its blocks at the query that finds it done: paused and tried again: same sums" {
+    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
+    sim_run plain query_poll -- 600 spin
+    sim_run guard query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/guard.summary" \
+        AUTOGRAPH_GUARD_MS=1 SIM_LAUNCH_US=150 SIM_GRAPH_LAUNCH_US=20000 -- 600 spin
+    same plain guard "query_poll 600 spin (guard)" || return 1
+    load guard
+    grep -E '^guard' "$tmp/guard.summary"
+    want guard_trials -ge 2
+    want guard_paused_verdicts -ge 2
+}

@@ -1,7 +1,7 @@
 /* query_poll.c -- a loop whose host polls work the loop does not hold (engine_sim.bats:
  * queries that can see nothing held end no window):
  *
- *   query_poll [ITER]
+ *   query_poll [ITER] [spin]
  *
  * Each iteration: 24 launches on a created stream s, with, after a number of them that
  * changes every iteration, a cuStreamQuery of another created stream s2 and a
@@ -9,13 +9,18 @@
  * stream); every 50th iteration also a cuEventQuery of an event just recorded on s
  * (it sees held work: the window must end there); then cuStreamSynchronize(s).  stdout:
  * "sum N" over the buffer and the number of queries that returned CUDA_SUCCESS.
+ * With `spin` the loop never synchronizes: the host spins on cuEventQuery of the
+ * event recorded on s until it returns CUDA_SUCCESS, as a program that polls does.
  */
 #include "prog.h"
+
+#include <string.h>
 
 int main(int argc, char **argv)
 {
     CUcontext ctx; CUmodule mod; CUfunction add_one; CUstream s, s2; CUevent e_s, e_s2;
     CUdeviceptr a; int n = PROG_N, iters = argc > 1 ? atoi(argv[1]) : 200, ready = 0;
+    int spin = argc > 2 && strcmp(argv[2], "spin") == 0;
     void *aa[] = { &a, &n };
     int h[PROG_N];
     prog_setup(&ctx, &mod);
@@ -40,7 +45,11 @@ int main(int argc, char **argv)
             if (k == 21 && it % 50 == 49)
                 ready += cuEventQuery(e_s) == CUDA_SUCCESS;   /* sees held work */
         }
-        CK(cuStreamSynchronize(s));
+        if (spin)
+            while (cuEventQuery(e_s) == CUDA_ERROR_NOT_READY)
+                ;
+        else
+            CK(cuStreamSynchronize(s));
     }
     CK(cuMemcpyDtoH(h, a, sizeof h));
     printf("sum %ld ready %d\n", prog_sum_int(h, PROG_N), ready);
