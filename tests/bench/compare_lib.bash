@@ -151,6 +151,29 @@ sumstat() {
          END { print (v == "" ? "?" : v) }' "$2" 2>/dev/null
 }
 
+# guard_col NAME: the speed guard's own in-process A/B in NAME's timing runs with the
+# shim (match_speed.c: blocks of the run with graphing on and paused): the median of
+# their guard_speedup (eager time over graphed time) and how many of the runs that made
+# a trial ended with graphing paused, e.g. "1.16 (0 of 3 paused)"; "-" when no run made
+# a trial (a run shorter than AUTOGRAPH_GUARD_MS of replays, or one that never waits).
+# Process medians on a machine whose processes spread widely say less than this.
+guard_col() {
+    local f v n=0 paused=0 vals=""
+    for f in "$out/$1".time.on.*.summary; do
+        [ -f "$f" ] || continue
+        v=$(sumstat guard_speedup "$f")
+        awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || continue
+        vals+="$v"$'\n'
+        n=$((n + 1))
+        [ "$(sumstat guard "$f")" = paused ] && paused=$((paused + 1))
+    done
+    if [ "$n" -eq 0 ]; then
+        echo "-"
+    else
+        echo "$(printf '%s' "$vals" | median) ($paused of $n paused)"
+    fi
+}
+
 # check_same NAME CMD...: one run per side (NAME.{off,on}.{out,err}, NAME.summary); sets
 # same to SAME, DIFFER, FAIL (...) or "dry run"
 check_same() {
@@ -193,7 +216,8 @@ time_sides() {
             side $s "$@" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
             rc=$?
             [ "$dry" -eq 1 ] && continue
-            [ "$check_runs" -eq 1 ] && grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
+            [ "$check_runs" -eq 1 ] || [ $s = on ] &&
+                grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
             v=$(p50 "$f.out")
             if [ -n "$v" ]; then
                 echo "$v" >>"$out/$name.p50.$s"

@@ -107,7 +107,7 @@ for i in "${!names[@]}"; do
     say "$name: $(($(date +%s) - t_wl)) s"
     wl=${cmds[$i]##*/}
     wl=${wl% "$TORCH_ARGS"}
-    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
+    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
 done
 
 # decode_prog prints the same result whatever its sync / memset / copy options: say so
@@ -136,8 +136,11 @@ fi
     echo "total $(($(date +%s) - t_begin)) s; timing runs add --time (torch_loop also --tokens $LOOP_TIME_TOKENS${GEN_TIME_ARGS:+, torch_generate also $GEN_TIME_ARGS})"
     [ -n "$cross" ] && echo "$cross"
     echo
-    echo "| workload | no shim p50 | shim p50 | ratio | same | graphed_share | templates | patches |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
+    echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
+    echo
+    echo "| workload | no shim p50 | shim p50 | ratio | in process | same | graphed_share | templates | patches |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done

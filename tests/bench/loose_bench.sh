@@ -72,16 +72,18 @@ for i in "${!names[@]}"; do
     cmd=(${cmds[$i]})
     check_same "$name" "${cmd[@]}"
     time_sides "$name" "" "${cmd[@]}"
-    rows+=("| ${cmds[$i]##*/} | ${m_off:-?} | ${m_on:-?} | $ratio | $same | $(sumstat graphed_share "$out/$name.summary") |")
+    rows+=("| ${cmds[$i]##*/} | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
 done
 
 {
     echo
     echo "libautograph: $lib; $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
     echo "p50: median over $reps processes per side of each process's per-iteration p50"
+    echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
+    echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
     echo
-    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | same output | graphed share |"
-    echo "|---|---|---|---|---|---|"
+    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | in process | same output | graphed share |"
+    echo "|---|---|---|---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done
