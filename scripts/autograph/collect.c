@@ -55,11 +55,13 @@ static int read_timing(const char *path, int warmup, struct side_data *side,
     return 0;
 }
 
-/* Adds the summary's kernel_launches and launches_graphed to the side's. */
+/* Adds the summary's kernel_launches and launches_graphed to the side's, and the speed
+ * guard's verdict where it made a trial. */
 static void read_summary(const char *path, struct side_data *side)
 {
     char line[256];
     unsigned long v;
+    double x;
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return;
@@ -68,6 +70,10 @@ static void read_summary(const char *path, struct side_data *side)
             side->kernel_launches += v;
         else if (sscanf(line, "launches_graphed %lu", &v) == 1)
             side->launches_graphed += v;
+        else if (sscanf(line, "guard_speedup %lf", &x) == 1 && x > 0)
+            samples_push(&side->guard_speedup, x);
+        else if (strcmp(line, "guard paused\n") == 0)
+            side->guard_paused++;
     }
     fclose(f);
 }
@@ -111,4 +117,5 @@ void side_free(struct side_data *side)
     samples_free(&side->wall);
     samples_free(&side->run_p50);
     samples_free(&side->run_p90);
+    samples_free(&side->guard_speedup);
 }

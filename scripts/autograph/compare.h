@@ -20,6 +20,9 @@ struct side_data {
     unsigned long windows_all;          /* windows in the files, warm-up ones too */
     unsigned long submits, held;        /* of the pooled windows */
     unsigned long kernel_launches, launches_graphed;  /* summary files (on side) */
+    struct samples guard_speedup;       /* the speed guard's verdict of each run that made
+                                         * a trial (summary guard_speedup) */
+    unsigned long guard_paused;         /* runs that ended with graphing paused by it */
 };
 
 /* Reads run folder `dir` (timing.* and summary.* files) into `side`, leaving out the
@@ -45,6 +48,8 @@ struct figures {
     double graphed_share;               /* launches_graphed / kernel_launches (on) */
     unsigned long launches_graphed, kernel_launches;
     double recovered;                   /* (p50 off - p50 on) / launch_med off */
+    double guard_speedup;               /* median of the on runs' guard verdicts (NaN: none) */
+    unsigned long guard_runs, guard_paused;  /* on runs with a verdict; ended paused */
     /* what was run */
     char *const *program;
     int runs, warmup;

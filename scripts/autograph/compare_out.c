@@ -129,6 +129,11 @@ void print_report(FILE *out, const struct figures *f, const char *kept, const ch
             "graphing can remove\n", format_ns(f->side[OFF].launch_med, a, sizeof a));
     fprintf(out, "recovered: %s of it ((p50 off - p50 on) / that time)\n",
             percent(f->recovered, b, sizeof b));
+    if (f->guard_runs)
+        fprintf(out, "speed guard, in each run with graphing on: eager took %.3fx the time of "
+                "graphed work (median of %lu runs' verdicts); %lu run%s ended with graphing "
+                "paused\n", f->guard_speedup, f->guard_runs, f->guard_paused,
+                f->guard_paused == 1 ? "" : "s");
     print_outputs(out, f);
     if (svg)
         fprintf(out, "figure: %s\n", svg);
@@ -205,7 +210,10 @@ static void json_body(FILE *out, const struct figures *f, const struct side_data
     json_num(out, "p90_p75", f->spread_p90[1], "},\n  ");
     json_num(out, "graphed_share", f->graphed_share, ",\n  ");
     json_num(out, "launch_ns_per_window_off", f->side[OFF].launch_med, ",\n  ");
-    json_num(out, "recovered_share", f->recovered, ",\n");
+    json_num(out, "recovered_share", f->recovered, ",\n  ");
+    json_num(out, "guard_speedup", f->guard_speedup, ",\n");
+    fprintf(out, "  \"guard_runs\": %lu, \"guard_runs_paused\": %lu,\n", f->guard_runs,
+            f->guard_paused);
     fprintf(out, "  \"stdout\": \"%s\", \"stdout_check\": ", outputs[f->outputs]);
     if (f->check)
         json_string(out, f->check);

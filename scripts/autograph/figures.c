@@ -62,4 +62,8 @@ void figures_compute(struct side_data side[2], struct figures *f)
     f->kernel_launches = side[ON].kernel_launches;
     f->graphed_share = ratio((double)f->launches_graphed, (double)f->kernel_launches);
     f->recovered = ratio(off->p50 - on->p50, off->launch_med);
+    samples_sort(&side[ON].guard_speedup);
+    f->guard_runs = side[ON].guard_speedup.n;
+    f->guard_speedup = quantile(&side[ON].guard_speedup, 0.5);
+    f->guard_paused = side[ON].guard_paused;
 }

@@ -398,3 +398,18 @@ PY
     [ "$rc" -eq 2 ]
     one_line none "^autograph: autograph-analyze not found \(looked for $tmp/bin/autograph-analyze, then in PATH\)$"
 }
+
+@test "compare: runs whose speed guard paused graphing (graphs made slow on the simulator) say so, with the guard's verdict, in the report and the JSON" {
+    SIM_LAUNCH_US=20 SIM_GRAPH_LAUNCH_US=2000 cli cmp compare -n 2 --svg none \
+        --json "$tmp/c.json" --set AUTOGRAPH_GUARD_MS=1 -- "$prog" 800 4 3
+    cat "$tmp/cmp.out"
+    [ "$rc" -eq 0 ]
+    grep -qE '^speed guard, in each run with graphing on: eager took 0\.[0-9]+x the time of graphed work \(median of 2 runs. verdicts\); 2 runs ended with graphing paused$' "$tmp/cmp.out"
+    python3 - "$tmp/c.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 0 < d["guard_speedup"] < 1 and d["guard_runs"] == 2 and d["guard_runs_paused"] == 2, d
+PY
+    cli plain compare -n 2 --svg none -- "$prog" 40 4 3      # the guard off: no such line
+    ! grep -q '^speed guard' "$tmp/plain.out"
+}
