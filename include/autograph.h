@@ -91,7 +91,8 @@ int autograph_plugin_init(void);
 #define AUTOGRAPH_FUNCTIONS(X)                                                        \
     /* The version of the loaded shim, e.g. "0.2.0".  In hooks. */                   \
     X(const char *, autograph_version, (void), (), NULL)                              \
-    /* Graphing on again after autograph_disable. */                                 \
+    /* Graphing on again after autograph_disable (the speed guard, AUTOGRAPH_GUARD_MS,\
+     * may still have it paused where it measured graphing no faster). */           \
     X(int, autograph_enable, (void), (), AUTOGRAPH_ERR_NOT_LOADED)                    \
     /* Issues held work; then records nothing and replays nothing (every call goes   \
      * to the driver as made) until autograph_enable.  Graphs are kept. */           \

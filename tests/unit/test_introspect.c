@@ -373,11 +373,26 @@ static void test_control(void)
     windows(0, 12, 2);
     CHECK(launched_ops == 3 * 12 && all_ran_once());
 
+    /* the speed guard's pause and the API's are two bits: graphing resumes only when
+     * neither has it paused, whichever lets go first */
+    ag_introspect_pause(AG_PAUSE_GUARD, 1);
+    CHECK(autograph_disable() == AUTOGRAPH_OK && ag_engine_is_paused());
+    ag_introspect_pause(AG_PAUSE_GUARD, 0);
+    CHECK(ag_engine_is_paused());
+    ag_introspect_pause(AG_PAUSE_GUARD, 1);
+    CHECK(autograph_enable() == AUTOGRAPH_OK && ag_engine_is_paused());
+    windows(0, 12, 1);
+    CHECK(launched_ops == 3 * 12 && all_ran_once());                 /* nothing replayed */
+    ag_introspect_pause(AG_PAUSE_GUARD, 0);
+    CHECK(!ag_engine_is_paused());
+    windows(0, 12, 1);
+    CHECK(launched_ops == 4 * 12 && all_ran_once());                 /* replayed again */
+
     CHECK(graph_count() == 2 && live_graphs == 2);
     CHECK(autograph_reset() == AUTOGRAPH_OK);
     CHECK(graph_count() == 0 && live_graphs == 0 && live_execs == 0);
     windows(0, 12, 1);               /* warm-up again: nothing replays */
-    CHECK(launched_ops == 3 * 12 && all_ran_once());
+    CHECK(launched_ops == 4 * 12 && all_ran_once());
 }
 
 /* ---- AUTOGRAPH_DEBUG_DUMP -------------------------------------------------------- */
