@@ -72,7 +72,7 @@ static void read_summary(const char *path, struct side_data *side)
             side->launches_graphed += v;
         else if (sscanf(line, "guard_speedup %lf", &x) == 1 && x > 0)
             samples_push(&side->guard_speedup, x);
-        else if (strcmp(line, "guard paused\n") == 0)
+        else if (sscanf(line, "guard_paused_verdicts %lu", &v) == 1 && v > 0)
             side->guard_paused++;
     }
     fclose(f);

@@ -22,7 +22,7 @@ struct side_data {
     unsigned long kernel_launches, launches_graphed;  /* summary files (on side) */
     struct samples guard_speedup;       /* the speed guard's verdict of each run that made
                                          * a trial (summary guard_speedup) */
-    unsigned long guard_paused;         /* runs that ended with graphing paused by it */
+    unsigned long guard_paused;         /* runs in which it paused graphing */
 };
 
 /* Reads run folder `dir` (timing.* and summary.* files) into `side`, leaving out the
@@ -49,7 +49,7 @@ struct figures {
     unsigned long launches_graphed, kernel_launches;
     double recovered;                   /* (p50 off - p50 on) / launch_med off */
     double guard_speedup;               /* median of the on runs' guard verdicts (NaN: none) */
-    unsigned long guard_runs, guard_paused;  /* on runs with a verdict; ended paused */
+    unsigned long guard_runs, guard_paused;  /* on runs with a verdict; that paused */
     /* what was run */
     char *const *program;
     int runs, warmup;

@@ -131,8 +131,8 @@ void print_report(FILE *out, const struct figures *f, const char *kept, const ch
             percent(f->recovered, b, sizeof b));
     if (f->guard_runs)
         fprintf(out, "speed guard, in each run with graphing on: eager took %.3fx the time of "
-                "graphed work (median of %lu runs' verdicts); %lu run%s ended with graphing "
-                "paused\n", f->guard_speedup, f->guard_runs, f->guard_paused,
+                "graphed work (median of %lu runs' last verdicts); %lu run%s paused graphing "
+                "at least once\n", f->guard_speedup, f->guard_runs, f->guard_paused,
                 f->guard_paused == 1 ? "" : "s");
     print_outputs(out, f);
     if (svg)
