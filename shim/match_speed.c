@@ -168,10 +168,18 @@ static unsigned long paused_launches;    /* launches made while it had */
 static unsigned long paused_from;        /* the launch count when it paused */
 static ag_speed_count_fn *count_work;
 
+/* A child forked while another thread of the parent held the mutex (a data loader's
+ * worker, say) would find it held for ever, and hang in its exit summary. */
+static void forget_in_child(void)
+{
+    pthread_mutex_init(&guard_mutex, NULL);
+}
+
 void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
 {
     if (after_ms <= 0)
         return;
+    pthread_atfork(NULL, NULL, forget_in_child);
     count_work = count;
     ag_speed_init(&guard, (uint64_t)after_ms * 1000000u);
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
