@@ -217,7 +217,7 @@ windows() {
             'submits held \(run in graphs\)  *0.0%  *(9[0-9].[0-9]|100.0)%$' \
             '^speedup off/on at p50: [0-9.]*x \(p25..p75 of the per-run ratios of medians: [0-9.]*x..[0-9.]*x\)$' \
             '^speedup off/on at p90: [0-9.]*x' '^kernel launches graphed \(graphing on\): 9[0-9.]*% \([0-9]* of 1560\)$' \
-            '^time inside launch calls per window, graphing off: [0-9.]* [nu]s' '^recovered: ' \
+            '^time inside launch calls per window, graphing off: [0-9.]* (ns|us|ms|s) ' '^recovered: ' \
             '^stdout: identical in all 6 runs$' "^figure: $tmp/c.svg$" "^runs kept in: $tmp/runs$"; do
         grep -qE -- "$line" "$tmp/cmp.out" || { echo "missing: $line"; return 1; }
     done
