@@ -18,7 +18,6 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,14 +192,8 @@ void ag_alloc_stats(struct ag_alloc_stats *out)
 
 /* ---- dead pointers ---------------------------------------------------------------- */
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ag_log_vline("liveness: ", fmt, ap);
-    va_end(ap);
-}
+/* One line of a dead-pointer report. */
+#define say(...) ag_log_topic("liveness: ", __VA_ARGS__)
 
 /* Prints a backtrace, leaving out the frames inside the shim itself. */
 static void print_backtrace(void *const *bt, int n)

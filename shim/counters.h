@@ -4,6 +4,7 @@
 
 #include "driver.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* One counter per entry point, each on its own cache line. */
@@ -26,7 +27,6 @@ void ag_count_door(enum ag_door door);
 
 /* The calls so far that submit work (classes LAUNCH, COPY, SET: *work) and the kernel
  * launches among them, held or not: the speed guard's clock of work (match_speed.h). */
-#include <stdint.h>
 void ag_count_work(uint64_t *work, unsigned long *launches);
 void ag_count_unmapped(void);
 

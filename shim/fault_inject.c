@@ -14,7 +14,6 @@
 #include "log.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +27,6 @@ int ag_faults_armed;
 static struct fault faults[MAX_FAULTS];
 static unsigned long counts[MAX_FAULTS];   /* uses so far, one per distinct name */
 static int nfaults;
-
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ag_log_vline("", fmt, ap);
-    va_end(ap);
-}
 
 static int parse_ulong(const char *s, size_t len, unsigned long *out)
 {
@@ -92,9 +83,9 @@ void ag_faults_setup(const char *spec)
         size_t len = strcspn(p, ",");
         int trailing_comma = p[len] == ',' && p[len + 1] == '\0';
         if (nfaults == MAX_FAULTS || trailing_comma || parse_item(p, len, &faults[nfaults]) != 0) {
-            say("AUTOGRAPH_INJECT_FAULTS=\"%.200s\" is not valid (accepted: comma-separated "
-                "name:call[:error], call and error positive integers, at most %d items); "
-                "no faults injected", spec, MAX_FAULTS);
+            ag_log_topic("", "AUTOGRAPH_INJECT_FAULTS=\"%.200s\" is not valid (accepted: "
+                         "comma-separated name:call[:error], call and error positive "
+                         "integers, at most %d items); no faults injected", spec, MAX_FAULTS);
             nfaults = 0;
             return;
         }
@@ -116,8 +107,8 @@ int ag_fault_due(const char *name)
             use = __atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
         }
         if (faults[i].at == use) {
-            say("injected fault: the shim's use %lu of %s returns error %d", use, name,
-                faults[i].code);
+            ag_log_topic("", "injected fault: the shim's use %lu of %s returns error %d",
+                         use, name, faults[i].code);
             return faults[i].code;
         }
     }

@@ -28,6 +28,14 @@ void ag_log_vline(const char *topic, const char *fmt, va_list ap)
     }
 }
 
+void ag_log_topic(const char *topic, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ag_log_vline(topic, fmt, ap);
+    va_end(ap);
+}
+
 void ag_log(enum ag_log_level level, const char *fmt, ...)
 {
     va_list ap;

@@ -13,5 +13,7 @@ int ag_log_enabled(enum ag_log_level level);
 /* Writes "libautograph: <topic><message>\n" whatever the level (ag_log's writer). */
 #include <stdarg.h>
 void ag_log_vline(const char *topic, const char *fmt, va_list ap);
+void ag_log_topic(const char *topic, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif

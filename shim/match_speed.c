@@ -16,8 +16,9 @@
  * AG_SPEED_PAIRS_MAX paused blocks, and then graphing stays only if not slower.
  *
  * The first trial comes once graphs have replayed for AUTOGRAPH_GUARD_MS, or for a
- * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  A paused program runs as under autograph_disable(): its calls
- * go to the driver as made, unrecorded, and the graphs are kept for the next trial.
+ * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  A paused
+ * program runs as under autograph_disable(): its calls go to the driver as made,
+ * unrecorded, and the graphs are kept for the next trial.
  */
 #include "match_speed.h"
 
@@ -27,7 +28,6 @@
 #include "timing.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 
 /* ---- the decision ---------------------------------------------------------------- */
@@ -163,10 +163,15 @@ enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t wo
 static struct ag_speed guard;
 static pthread_mutex_t guard_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t guard_due = UINT64_MAX;  /* guard.next_ns, read unlocked; MAX: no guard */
-static int guard_paused;                 /* the guard has graphing paused */
-static unsigned long paused_launches;    /* launches made while it had */
+static unsigned long paused_launches;    /* launches made while it had graphing paused */
 static unsigned long paused_from;        /* the launch count when it paused */
 static ag_speed_count_fn *count_work;
+
+/* Whether the guard has graphing paused (its bit of the engine's pause flags). */
+static int guard_paused(void)
+{
+    return (__atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED) & AG_PAUSE_GUARD) != 0;
+}
 
 /* A child forked while another thread of the parent held the mutex (a data loader's
  * worker, say) would find it held for ever, and hang in its exit summary. */
@@ -199,39 +204,28 @@ static void count_replays(uint64_t *replays, uint64_t *trouble)
     }
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ag_log_vline("explain: ", fmt, ap);
-    va_end(ap);
-}
-
 /* One line per verdict, with AUTOGRAPH_EXPLAIN or AUTOGRAPH_LOG=info. */
 static void say_verdict(const struct ag_speed *g, uint64_t now)
 {
     if (!ag_config()->explain && !ag_log_enabled(AG_LOG_INFO))
         return;
-    say("speed guard: eager work took %.3fx the time of graphed work (median of %d "
-        "paused blocks): graphing %s, next trial in %.0f s", g->speedup, g->n_off,
-        g->phase == AG_SPEED_PAUSED ? "paused" : "kept", (double)(g->next_ns - now) / 1e9);
+    ag_log_topic("explain: ", "speed guard: eager work took %.3fx the time of graphed work "
+                 "(median of %d paused blocks): graphing %s, next trial in %.0f s",
+                 g->speedup, g->n_off, g->phase == AG_SPEED_PAUSED ? "paused" : "kept",
+                 (double)(g->next_ns - now) / 1e9);
 }
 
 static void apply(enum ag_speed_action a, unsigned long launches)
 {
-    int taken;
-    if (a == AG_SPEED_STAY)
-        return;
-    if ((a == AG_SPEED_PAUSE) == guard_paused)
-        return;                          /* already so */
-    guard_paused = a == AG_SPEED_PAUSE;
-    if (guard_paused)
+    int taken, pause = a == AG_SPEED_PAUSE;
+    if (a == AG_SPEED_STAY || pause == guard_paused())
+        return;                          /* nothing to change */
+    if (pause)
         paused_from = launches;
     else
         paused_launches += launches - paused_from;
     taken = ag_introspect_lock();
-    ag_introspect_pause(AG_PAUSE_GUARD, guard_paused);
+    ag_introspect_pause(AG_PAUSE_GUARD, pause);
     ag_introspect_unlock(taken);
 }
 
@@ -260,7 +254,8 @@ static void guard_step(uint64_t now)
 void ag_speed_sync(void)
 {
     uint64_t now;
-    if (__atomic_load_n(&guard_due, __ATOMIC_RELAXED) == UINT64_MAX || ag_thread_hot.hook_depth)
+    if (__atomic_load_n(&guard_due, __ATOMIC_RELAXED) == UINT64_MAX ||
+        ag_thread_hot.hook_depth)
         return;
     now = ag_timing_now();
     if (now >= __atomic_load_n(&guard_due, __ATOMIC_RELAXED))
@@ -273,7 +268,7 @@ unsigned long ag_speed_launches_paused(void)
     unsigned long launches, n;
     pthread_mutex_lock(&guard_mutex);
     n = paused_launches;
-    if (guard_paused) {
+    if (guard_paused()) {
         count_work(&work, &launches);
         n += launches - paused_from;
     }
@@ -281,11 +276,11 @@ unsigned long ag_speed_launches_paused(void)
     return n;
 }
 
-void ag_speed_summary(FILE *out, const char *prefix)
+void ag_speed_summary(FILE *out, const char *prefix, unsigned long launches_paused)
 {
-    static const char *const phase_name[] = { "waiting", "trial_on", "trial_paused", "kept", "paused" };
+    static const char *const phase_name[] = { "waiting", "trial_on", "trial_paused", "kept",
+                                              "paused" };
     struct ag_speed g;
-    unsigned long paused = ag_speed_launches_paused();
     pthread_mutex_lock(&guard_mutex);
     g = guard;
     pthread_mutex_unlock(&guard_mutex);
@@ -297,5 +292,5 @@ void ag_speed_summary(FILE *out, const char *prefix)
     fprintf(out, "%sguard_trials %lu\n", prefix, g.trials);
     fprintf(out, "%sguard_paused_verdicts %lu\n", prefix, g.paused_verdicts);
     fprintf(out, "%sguard_speedup %.3f\n", prefix, g.speedup);
-    fprintf(out, "%sguard_launches_paused %lu\n", prefix, paused);
+    fprintf(out, "%sguard_launches_paused %lu\n", prefix, launches_paused);
 }

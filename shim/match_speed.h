@@ -85,7 +85,8 @@ void ag_speed_sync(void);
 /* Kernel launches the program made while the guard had graphing paused. */
 unsigned long ag_speed_launches_paused(void);
 
-/* Its lines of the exit summary. */
-void ag_speed_summary(FILE *out, const char *prefix);
+/* Its lines of the exit summary, with ag_speed_launches_paused's count (the one the
+ * summary's graphed_share was computed with). */
+void ag_speed_summary(FILE *out, const char *prefix, unsigned long launches_paused);
 
 #endif

@@ -57,15 +57,6 @@ static int first_time(uint64_t hash, int code)
     return 0;                        /* table full: stay quiet */
 }
 
-static void explain_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void explain_line(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ag_log_vline("explain: ", fmt, ap);
-    va_end(ap);
-}
-
 void ag_explain(uint64_t hash, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -125,8 +116,8 @@ void ag_explain_skip(const struct ag_window *w, enum ag_skip why)
     streams[0] = 0;
     if (why == AG_SKIP_LEGACY_MIX)
         describe_streams(w, streams, sizeof streams);
-    explain_line("window of %zu ops: not graphed: %s%s%s", w->n,
-                ag_skip_name(why), streams[0] ? "; streams: " : "", streams);
+    ag_log_topic("explain: ", "window of %zu ops: not graphed: %s%s%s", w->n,
+                 ag_skip_name(why), streams[0] ? "; streams: " : "", streams);
     if (ag_log_enabled(AG_LOG_DEBUG))
         log_window_ops(w);
 }
@@ -206,6 +197,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
 {
     struct ag_stats total_stats;
     const struct ag_stats *s = &total_stats;
+    unsigned long launches_paused = ag_speed_launches_paused();
     int contexts;
 
     stats_total(&total_stats, &contexts);
@@ -225,7 +217,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%slaunches_held_fast %lu\n", prefix, s->held_fast);
     fprintf(out, "%slaunches_held_runtime %lu\n", prefix, s->held_runtime);
     fprintf(out, "%sevents_held_fast %lu\n", prefix, s->held_fast_events);
-    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(s, ag_speed_launches_paused()));
+    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(s, launches_paused));
     fprintf(out, "%spatches %lu\n", prefix, s->patches);
     fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
@@ -263,7 +255,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->chunk_launch_us);
     fprintf(out, "%slaunch_wait_us %.0f\n", prefix, s->launch_wait_us);
     fprintf(out, "%scross_context_ops %lu\n", prefix, s->cross_context);
-    ag_speed_summary(out, prefix);
+    ag_speed_summary(out, prefix, launches_paused);
     fprintf(out, "%scontexts %d\n", prefix, contexts);
     context_lines(out, prefix);
 }
