@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "engine.h"
 #include "entry_points.h"
+#include "log.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -144,7 +145,11 @@ static const struct ag_layout *layout_of(CUfunction f)
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
-/* Bytes of an attribute's value that mean something; 0: not recorded. */
+/* Bytes of an attribute's value that mean something; 0: not recorded.  Each recorded
+ * one is valid in a captured launch: the backend builds graphs by capturing the
+ * launch with its attributes, and the capture turns programmatic stream serialization
+ * (XLA launches every kernel with it) into the graph's programmatic edges.  Those
+ * naming an event (programmatic or launch completion) are not recorded. */
 static size_t attr_size(CUlaunchAttributeID id)
 {
     switch (id) {
@@ -153,8 +158,10 @@ static size_t attr_size(CUlaunchAttributeID id)
     case CU_LAUNCH_ATTRIBUTE_PRIORITY:
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
     case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
         return sizeof(int);
     case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
         return 3 * sizeof(unsigned);
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
         return sizeof(CUlaunchMemSyncDomainMap);
@@ -209,6 +216,17 @@ static struct ag_kernel_dims kernel_dims_of(CUfunction f, const unsigned grid[3]
     return d;
 }
 
+/* AUTOGRAPH_LOG=debug names each launch attribute that kept a launch eager, once. */
+static void note_unrecorded_attr(CUlaunchAttributeID id)
+{
+    static unsigned long told;          /* bit per attribute id below 64 */
+    unsigned long bit = (unsigned)id < 64 ? 1ul << (unsigned)id : 0;
+    if (bit && (__atomic_fetch_or(&told, bit, __ATOMIC_RELAXED) & bit))
+        return;
+    ag_log(AG_LOG_DEBUG, "a kernel launch with launch attribute %d, which is not "
+           "recorded: such launches go to the driver eagerly", (int)id);
+}
+
 /* Writes the shape (args_len still 0) to the start of the scratch buffer. */
 static unsigned char *kernel_shape(struct ag_op *op, const struct ag_kernel_shape *ks,
                                    const CUlaunchAttribute *attrs, size_t shape_len)
@@ -223,6 +241,7 @@ static unsigned char *kernel_shape(struct ag_op *op, const struct ag_kernel_shap
     for (unsigned a = 0; a < ks->nattrs; a++) {
         struct ag_attr_record *r = (struct ag_attr_record *)(buf + sizeof *ks) + a;
         if (!attr_record_of(&attrs[a], r)) {
+            note_unrecorded_attr(attrs[a].id);
             ag_rec_reject(op, "kernel launch with a launch attribute that is not recorded");
             return NULL;
         }

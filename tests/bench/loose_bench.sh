@@ -3,7 +3,8 @@
 # PyTorch and JAX training loops) with and without libautograph, side by
 # side: same output?  how much faster?  how much graphed?
 #
-# usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] LIBAUTOGRAPH_SO OUTDIR
+# usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...]
+#                       LIBAUTOGRAPH_SO OUTDIR
 #
 #   Builds solver_prog, alloc_loop_prog and trainer_prog (cuBLASLt) with nvcc into
 #   OUTDIR/bin, then for each workload
@@ -14,13 +15,15 @@
 #     then N alternating timing processes per side with --time (off, on, off, on, ...):
 #     the median of the per-process "per_iter_us p50" per side
 #   and prints a markdown table last (also in OUTDIR/table.md).
-#   Workloads: solver, solver --kernels 4, solver --stream, alloc_loop, alloc_loop --async,
-#   trainer, torch_train_loop.py when python3 can import torch with a GPU, and
-#   jax_train_loop.py (jit step, and op by op) when it can import jax.
+#   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
+#   (--stream), alloc_loop, alloc_async (--async), trainer, torch_train
+#   (torch_train_loop.py, when python3 can import torch with a GPU), jax_train and
+#   jax_eager (jax_train_loop.py, a jit step and op by op, when it can import jax).
 #
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the programs already in OUTDIR/bin
 #   --reps N    timing processes per side (default 5)
+#   --only L    a comma-separated list of workload names
 #   Environment: NVCC (nvcc), NVCC_ARCH (-gencode arch=compute_90,code=sm_90), PYTHON
 #   (python3), TMO (per-process timeout in seconds, default 60), SRC_DIR (where the sources
 #   are; default: this script's folder, then ../gpu and ../bench beside it), BENCH_CPUS
@@ -31,7 +34,7 @@ set -u
 prog=loose_bench.sh keys='result|sha256|step' check_runs=0 TMO=${TMO:-60}
 # shellcheck source=tests/bench/compare_lib.bash
 . "$(dirname "$0")/compare_lib.bash"
-cmp_init 5 0 "$@"
+cmp_init 5 1 "$@"
 
 # --- build ----------------------------------------------------------------------------------
 if [ $build -eq 1 ]; then
@@ -42,7 +45,7 @@ fi
 
 # --- workloads: name and command ---------------------------------------------------------------
 names=() cmds=()
-add() { names+=("$1"); cmds+=("$2"); }
+add() { wanted "$1" || return 0; names+=("$1"); cmds+=("$2"); }
 add solver "$bin/solver_prog"
 add solver_k4 "$bin/solver_prog --kernels 4"
 add solver_stream "$bin/solver_prog --stream"
@@ -63,6 +66,10 @@ if jsrc=$(find_src jax_train_loop.py 2>/dev/null) && "$PYTHON" -c 'import jax' 2
     add jax_eager "$PYTHON $jsrc --mode eager --steps 30 --warmup 5"
 else
     say "jax_train_loop.py or jax not found: jax_train and jax_eager skipped"
+fi
+if [ ${#names[@]} -eq 0 ]; then
+    say "no workloads to run (--only $only)"
+    exit 1
 fi
 
 rows=()

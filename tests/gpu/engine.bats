@@ -7,7 +7,7 @@
 #
 # Programs: build/gpu/engine_static and build/gpu/engine_shared (tests/gpu/engine_prog.cu,
 # static and shared cudart), one workload per run (tiny, jacobi, scalar, forkjoin, churn, legacy,
-# norepeat, hostwork, rare, smemtoggle, eventmid, exattrs).  Each prints one line per result buffer with a hash of its
+# norepeat, hostwork, rare, smemtoggle, eventmid, exattrs, pdl).  Each prints one line per result buffer with a hash of its
 # exact bytes.  For every workload and both builds: run without the shim -> A, with the
 # shim (engine default, i.e. on) -> B; both exit 0, A == B byte for byte, and the shim's
 # exit summary (AUTOGRAPH_SUMMARY_FILE) shows launches_graphed > 0 for the repeating
@@ -256,6 +256,17 @@ eg_one_window_a_step() {
 @test "engine: exattrs 200 with another priority every 7th step: same bytes, those replays stop there or move to the odd step's template" {
     eg_repeating engine_static exattrs 200 7 || return 1
     eg_odd_steps_handled 20 && eg_summary_wants launches_held_fast -ge $((5 * 100))
+}
+
+# XLA launches every kernel with programmatic stream serialization allowed: recorded,
+# captured into programmatic edges; each kernel waits for the one before in the kernel.
+@test "engine: pdl 200 (cudaLaunchKernelEx with programmatic stream serialization, as XLA launches), static cudart: same bytes, graphed" {
+    eg_repeating engine_static pdl 200 || return 1
+    eg_summary_wants launches_graphed -ge $((8 * 150))
+}
+@test "engine: pdl 200, shared cudart: same bytes, graphed" {
+    eg_repeating engine_shared pdl 200 || return 1
+    eg_summary_wants launches_graphed -ge $((8 * 150))
 }
 
 # eg_repeating_with VAR=VALUE... PROG ARGS...: eg_pair on build/gpu/PROG ARGS with those

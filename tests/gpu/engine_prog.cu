@@ -58,6 +58,13 @@
 //                                three buffers in turn, then a sync; every E-th iteration
 //                                (default 0: never) the 4th launch asks for the greatest
 //                                priority instead (another op: a mismatch)
+//   engine_prog pdl ITERS        as XLA launches: 8 kernels per window through
+//                                cudaLaunchKernelEx with programmatic stream
+//                                serialization allowed, each waiting for the one before
+//                                with cudaGridDependencySynchronize and letting the next
+//                                start early (cudaTriggerProgrammaticLaunchCompletion
+//                                after its writes), ping-pong between two buffers; a
+//                                sync (a graph that lost the dependency races)
 //
 // stdout: one line per result buffer, "<mode> <buffer> bytes <n> fnv1a64 <hex>", the
 // FNV-1a hash of its exact bytes -- nothing that varies between runs, so stdout with and
@@ -689,6 +696,57 @@ static int mode_exattrs(int iters, int every)
     return 0;
 }
 
+// out = in * mul + add, after the kernel before it in the stream has written `in` (its
+// programmatic completion); lets the next kernel start once its own writes are done.
+__global__ void k_pdl(const unsigned *in, unsigned *out, int n, unsigned mul, unsigned add)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+    if (i < n)
+        out[i] = in[i] * mul + add;
+#if __CUDA_ARCH__ >= 900
+    __syncthreads();
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+static void launch_pdl(cudaStream_t s, const unsigned *in, unsigned *out, int n,
+                       unsigned mul, unsigned add)
+{
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = {};
+    memset(&attr, 0, sizeof attr);
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)(n / 256));
+    cfg.blockDim = dim3(256);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    KL(CK(cudaLaunchKernelEx(&cfg, k_pdl, in, out, n, mul, add)));
+}
+
+static int mode_pdl(int iters)
+{
+    const int n = 1 << 16;
+    cudaStream_t s = new_stream();
+    unsigned *buf[2] = { dev_u(n, 6u, s), dev_u(n, 7u, s) };
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < 8; k++)
+            launch_pdl(s, buf[k % 2], buf[(k + 1) % 2], n, 5u + 2u * (unsigned)k,
+                       (unsigned)(it + k));
+        CK(cudaStreamSynchronize(s));
+    }
+    print_dev("x", buf[0], n * sizeof(unsigned));
+    print_dev("y", buf[1], n * sizeof(unsigned));
+    for (int b = 0; b < 2; b++)
+        CK(cudaFree(buf[b]));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
 // --- main ------------------------------------------------------------------------------
 
 static int usage(const char *argv0)
@@ -698,7 +756,7 @@ static int usage(const char *argv0)
             "       churn ITERS | eventmid ITERS [MISMATCH_EVERY] |\n"
             "       legacy ITERS | legacymix ITERS | norepeat ITERS | hostwork ITERS | rare ITERS [SYNC_EVERY] |\n"
             "       phases ITERS | smemtoggle ITERS [MISMATCH_EVERY] |\n"
-            "       exattrs ITERS [MISMATCH_EVERY]\n",
+            "       exattrs ITERS [MISMATCH_EVERY] | pdl ITERS\n",
             argv0);
     return 2;
 }
@@ -725,6 +783,8 @@ int main(int argc, char **argv)
         rc = mode_forkjoin(a, 0, argc > 3 ? b : 0);
     } else if (argc != 3) {
         return usage(argv[0]);
+    } else if (!strcmp(g_mode, "pdl")) {
+        rc = mode_pdl(a);
     } else if (!strcmp(g_mode, "jacobi")) {
         rc = mode_jacobi(a);
     } else if (!strcmp(g_mode, "scalar")) {

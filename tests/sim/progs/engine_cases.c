@@ -92,7 +92,8 @@
  *   event-dead      event-churn, then 2 launches on s and a record of the last
  *                   iteration's (destroyed) event: prints the record's result.
  *   ex-attrs        created non-blocking stream s; each iteration: 6 launches on s
- *                   through cuLaunchKernelEx with a launch attribute (priority 0),
+ *                   through cuLaunchKernelEx with two launch attributes (priority 0,
+ *                   programmatic stream serialization allowed, as XLA launches),
  *                   add_one and scale in turn on a, b and c, then
  *                   cuStreamSynchronize(s); every EVERY-th iteration (0: never) the
  *                   4th launch asks for priority 1 instead (another op: a mismatch).
@@ -427,11 +428,14 @@ static void mid_iteration(int it, int every)
 
 static void ex_launch(CUfunction fn, void **args, unsigned grid, int priority)
 {
-    CUlaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY,
-                               .value.priority = priority };
+    CUlaunchAttribute attrs[2] = {
+        { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = priority },
+        { .id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+          .value.programmaticStreamSerializationAllowed = 1 },
+    };
     CUlaunchConfig cfg = { .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1,
                            .blockDimX = PROG_N / grid, .blockDimY = 1, .blockDimZ = 1,
-                           .hStream = s, .attrs = &attr, .numAttrs = 1 };
+                           .hStream = s, .attrs = attrs, .numAttrs = 2 };
     CK(cuLaunchKernelEx(&cfg, fn, args, NULL));
     launches++;
 }
