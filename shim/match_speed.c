@@ -107,33 +107,72 @@ static enum ag_speed_action after_on_block(struct ag_speed *g, uint64_t now, uin
     return AG_SPEED_PAUSE;
 }
 
-static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now, uint64_t work,
-                                      uint64_t replays, uint64_t trouble)
+/* Whether the engine has had nothing to graph for AG_SPEED_IDLE_WINDOWS windows: no
+ * template made, replayed or stopped since the idle watch began (any of those
+ * begins it again, and makes the next idle pause a short one). */
+static int idle(struct ag_speed *g, const struct ag_speed_counts *c)
+{
+    const struct ag_speed_counts *f = &g->idle_from;
+    if (c->replays != f->replays || c->trouble != f->trouble ||
+        c->templates != f->templates || c->windows < f->windows) {
+        g->idle_level = 0;
+        g->idle_from = *c;
+        return 0;
+    }
+    return c->windows - f->windows >= AG_SPEED_IDLE_WINDOWS;
+}
+
+static enum ag_speed_action idle_pause(struct ag_speed *g, uint64_t now)
+{
+    g->phase = AG_SPEED_IDLE;
+    g->next_ns = now + (AG_SPEED_IDLE_NS << g->idle_level);
+    g->idle_level += g->idle_level < AG_SPEED_IDLE_LEVELS;
+    g->idle_pauses++;
+    return AG_SPEED_PAUSE;
+}
+
+static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now,
+                                      const struct ag_speed_counts *c)
 {
     g->next_ns = now + AG_SPEED_POLL_NS;
-    if (replays == 0)
+    if (idle(g, c))
+        return idle_pause(g, now);
+    if (c->replays == 0)
         return AG_SPEED_STAY;
     if (g->first_replay_ns == 0) {
         g->first_replay_ns = now;
-        g->trouble_at_first = trouble;
+        g->trouble_at_first = c->trouble;
         return AG_SPEED_STAY;
     }
     if (now - g->first_replay_ns >= g->after_ns ||
         (now - g->first_replay_ns >= g->after_ns / 4 &&
-         trouble - g->trouble_at_first >= AG_SPEED_TROUBLE))
-        return begin_trial(g, now, work);
+         c->trouble - g->trouble_at_first >= AG_SPEED_TROUBLE))
+        return begin_trial(g, now, c->work);
     return AG_SPEED_STAY;
 }
 
-enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t work,
-                                   uint64_t replays, uint64_t trouble)
+/* An idle pause is over: recording resumes, and the watch counts windows anew. */
+static enum ag_speed_action idle_over(struct ag_speed *g, uint64_t now,
+                                      const struct ag_speed_counts *c)
 {
+    g->phase = AG_SPEED_WAIT;
+    g->next_ns = now + AG_SPEED_POLL_NS;
+    g->idle_from = *c;
+    return AG_SPEED_RESUME;
+}
+
+enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
+                                   const struct ag_speed_counts *c)
+{
+    uint64_t work = c->work;
     double per_op;
     if (now < g->next_ns)
         return AG_SPEED_STAY;
     switch (g->phase) {
     case AG_SPEED_WAIT:
-        return wait_step(g, now, work, replays, trouble);
+        return wait_step(g, now, c);
+    case AG_SPEED_IDLE:
+        return idle_over(g, now, c);
     case AG_SPEED_KEPT:
     case AG_SPEED_PAUSED:
         return begin_trial(g, now, work);
@@ -190,16 +229,18 @@ void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
 }
 
-/* Replays to the end, and replays stopped before it, of every engine. */
-static void count_replays(uint64_t *replays, uint64_t *trouble)
+/* Every engine's replays (to the end, and stopped before it), windows and templates. */
+static void count_engines(struct ag_speed_counts *c)
 {
     int n = ag_engines_count();
-    *replays = *trouble = 0;
+    c->replays = c->trouble = c->windows = c->templates = 0;
     for (int i = 0; i < n; i++) {
         struct ag_engine *e = ag_engine_at(i);
         ag_lock_take(&e->lock);
-        *replays += e->s.replays;
-        *trouble += e->s.mismatches;
+        c->replays += e->s.replays;
+        c->trouble += e->s.mismatches;
+        c->windows += e->s.windows;
+        c->templates += e->s.templates;
         ag_lock_give(&e->lock);
     }
 }
@@ -229,23 +270,32 @@ static void apply(enum ag_speed_action a, unsigned long launches)
     ag_introspect_unlock(taken);
 }
 
+static void say_idle(const struct ag_speed *g, uint64_t now)
+{
+    if (!ag_config()->explain && !ag_log_enabled(AG_LOG_INFO))
+        return;
+    ag_log_topic("explain: ", "speed guard: nothing made, replayed or stopped in %d "
+                 "windows: recording paused for %.2f s", AG_SPEED_IDLE_WINDOWS,
+                 (double)(g->next_ns - now) / 1e9);
+}
+
 static void guard_step(uint64_t now)
 {
-    uint64_t work, replays, trouble;
+    struct ag_speed_counts c = { 0 };
     unsigned long launches;
     enum ag_speed_phase before = guard.phase;
     enum ag_speed_action a;
     if (pthread_mutex_trylock(&guard_mutex) != 0)
         return;                          /* another thread is at it */
-    count_work(&work, &launches);
-    if (guard.phase == AG_SPEED_WAIT)
-        count_replays(&replays, &trouble);
-    else
-        replays = trouble = 0;
-    a = ag_speed_step(&guard, now, work, replays, trouble);
+    count_work(&c.work, &launches);
+    if (guard.phase == AG_SPEED_WAIT || guard.phase == AG_SPEED_IDLE)
+        count_engines(&c);
+    a = ag_speed_step(&guard, now, &c);
     if (guard.phase != before && (guard.phase == AG_SPEED_KEPT ||
                                   guard.phase == AG_SPEED_PAUSED) && guard.n_off > 0)
         say_verdict(&guard, now);
+    if (guard.phase != before && guard.phase == AG_SPEED_IDLE)
+        say_idle(&guard, now);
     apply(a, launches);
     __atomic_store_n(&guard_due, guard.next_ns, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&guard_mutex);
@@ -279,7 +329,7 @@ unsigned long ag_speed_launches_paused(void)
 void ag_speed_summary(FILE *out, const char *prefix, unsigned long launches_paused)
 {
     static const char *const phase_name[] = { "waiting", "trial_on", "trial_paused", "kept",
-                                              "paused" };
+                                              "paused", "idle" };
     struct ag_speed g;
     pthread_mutex_lock(&guard_mutex);
     g = guard;
@@ -292,5 +342,6 @@ void ag_speed_summary(FILE *out, const char *prefix, unsigned long launches_paus
     fprintf(out, "%sguard_trials %lu\n", prefix, g.trials);
     fprintf(out, "%sguard_paused_verdicts %lu\n", prefix, g.paused_verdicts);
     fprintf(out, "%sguard_speedup %.3f\n", prefix, g.speedup);
+    fprintf(out, "%sguard_idle_pauses %lu\n", prefix, g.idle_pauses);
     fprintf(out, "%sguard_launches_paused %lu\n", prefix, launches_paused);
 }

@@ -12,6 +12,13 @@
  * faster is paused, graphing that is stays; either verdict is tried again after an
  * interval that doubles while it holds, so a program that changes is looked at again.
  *
+ * Before any graph replays, the guard also watches for a program the engine cannot
+ * help: AG_SPEED_IDLE_WINDOWS windows in a row with no template made, replayed or
+ * stopped (windows too short, never alike, unrecordable) pause recording, whose cost
+ * is then all the shim adds, for AG_SPEED_IDLE_NS; recording then resumes to look
+ * again, and the pause doubles each time it finds nothing, up to AG_SPEED_IDLE_LEVELS
+ * doublings.
+ *
  * The decision itself (struct ag_speed, ag_speed_step) is a pure function of the
  * times and counts it is given, so that the unit tests can drive it; match_speed.c
  * also holds the glue that feeds it from the shim's clock and counters.  No CUDA.
@@ -23,7 +30,7 @@
 #include <stdio.h>
 
 #define AG_SPEED_BLOCK_NS     20000000ull   /* a block: at least this long, to a sync */
-#define AG_SPEED_POLL_NS      50000000ull   /* before the first trial: look this often */
+#define AG_SPEED_POLL_NS      5000000ull    /* before the first trial: look this often */
 #define AG_SPEED_TROUBLE      8             /* replays stopped: a trial comes early */
 #define AG_SPEED_PAIRS        3             /* paused blocks a trial has at least... */
 #define AG_SPEED_PAIRS_MAX    7             /* ...and at most, while it is unclear */
@@ -32,6 +39,9 @@
 #define AG_SPEED_KEEP_NS      4000000000ull /* graphing faster: next trial after this... */
 #define AG_SPEED_PAUSE_NS     1000000000ull /* ...not faster: after this, each doubling */
 #define AG_SPEED_LEVELS       4             /* up to 2^this times (64 s kept, 16 s paused) */
+#define AG_SPEED_IDLE_WINDOWS 256           /* windows with nothing graphed: idle... */
+#define AG_SPEED_IDLE_NS      50000000ull   /* ...recording paused this long, doubling */
+#define AG_SPEED_IDLE_LEVELS  5             /* up to 2^this times while it finds nothing */
 
 enum ag_speed_phase {
     AG_SPEED_WAIT,      /* no trial yet: graphs must replay for a while first */
@@ -39,6 +49,16 @@ enum ag_speed_phase {
     AG_SPEED_OFF,       /* a trial's block with graphing paused */
     AG_SPEED_KEPT,      /* graphing measured faster: on until the next trial */
     AG_SPEED_PAUSED,    /* graphing measured no faster: paused until the next trial */
+    AG_SPEED_IDLE,      /* nothing to graph lately: recording paused for a while */
+};
+
+/* What the shim has counted so far, at a step. */
+struct ag_speed_counts {
+    uint64_t work;              /* ops submitted: launches, copies, memsets */
+    uint64_t replays;           /* templates replayed to their end */
+    uint64_t trouble;           /* replays stopped before it */
+    uint64_t windows;           /* windows ended */
+    uint64_t templates;         /* templates made */
 };
 
 /* What the caller must do with graphing after a step. */
@@ -57,17 +77,19 @@ struct ag_speed {
     enum ag_speed_phase last_verdict;   /* AG_SPEED_KEPT or _PAUSED, or _WAIT: none */
     double speedup;             /* the last trial's: eager time over graphed time */
     unsigned long trials, paused_verdicts;
+    struct ag_speed_counts idle_from;   /* the counts when the idle watch began */
+    int idle_level;             /* idle pauses in a row: their length doubles */
+    unsigned long idle_pauses;
 };
 
 /* Starts the guard: its first trial once graphs have replayed for after_ns. */
 void ag_speed_init(struct ag_speed *g, uint64_t after_ns);
 
-/* At a host synchronization at time `now` (ns): `work` ops submitted so far, `replays`
- * templates replayed so far, `trouble` replays stopped so far.  Returns what to do
- * with graphing; g->next_ns says when the next step is due (earlier calls need not
- * step). */
-enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now, uint64_t work,
-                                   uint64_t replays, uint64_t trouble);
+/* At a host synchronization at time `now` (ns), with the counts so far (only `work`
+ * is read once a trial has begun).  Returns what to do with graphing; g->next_ns says
+ * when the next step is due (earlier calls need not step). */
+enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
+                                   const struct ag_speed_counts *c);
 
 /* ---- the shim's guard (one per process) ----------------------------------------- */
 

@@ -1139,3 +1139,17 @@ guarded() {
     want guard_trials -ge 2
     want guard_paused_verdicts -ge 2
 }
+
+@test "speed guard: a program with nothing to graph (staged_copies solver: every window too short) has its recording paused, and looked at again: same sums" {
+    [ -x build/sim/progs/staged_copies ] || skip "staged_copies not built (make sim)"
+    sim_run plain staged_copies -- solver 6000
+    sim_run idle staged_copies LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/idle.summary" \
+        AUTOGRAPH_EXPLAIN=1 AUTOGRAPH_GUARD_MS=1000 -- solver 6000
+    same plain idle "staged_copies solver 6000 (guard)" || return 1
+    load idle
+    grep -E '^(guard|windows)' "$tmp/idle.summary"
+    want guard_idle_pauses -ge 1
+    want windows -lt 6000                      # the paused iterations were not recorded
+    want templates -eq 0
+    grep -q 'explain: speed guard: nothing made, replayed or stopped in [0-9]* windows: recording paused' "$tmp/idle.err"
+}

@@ -1,6 +1,7 @@
 /* test_speed.c -- the speed guard's decision (shim/match_speed.c, ag_speed_step),
  * driven with made-up times and counts: when a trial starts, how blocks alternate,
- * which verdict a trial reaches and when the next trial comes.
+ * which verdict a trial reaches and when the next trial comes; when a program with
+ * nothing to graph has recording paused, and for how long.
  */
 #include "check.h"
 #include "match_speed.h"
@@ -11,12 +12,20 @@
 
 static uint64_t now, work;
 
+/* A step with these counts, and no window ended: the idle watch never fires. */
+static enum ag_speed_action step(struct ag_speed *g, uint64_t at, uint64_t w,
+                                 uint64_t replays, uint64_t trouble)
+{
+    struct ag_speed_counts c = { .work = w, .replays = replays, .trouble = trouble };
+    return ag_speed_step(g, at, &c);
+}
+
 /* A block of the program's run: `ops` ops at ns_per_op each, then a sync. */
 static enum ag_speed_action block(struct ag_speed *g, double ns_per_op, uint64_t ops)
 {
     now += (uint64_t)(ns_per_op * (double)ops);
     work += ops;
-    return ag_speed_step(g, now, work, 100, 0);
+    return step(g, now, work, 100, 0);
 }
 
 /* A guard whose trial has just begun (its first ON block under way). */
@@ -25,9 +34,9 @@ static void start_trial(struct ag_speed *g)
     now = 1000 * MS;
     work = 0;
     ag_speed_init(g, 1000 * MS);
-    CHECK(ag_speed_step(g, now, work, 1, 0) == AG_SPEED_STAY);   /* first replay seen */
+    CHECK(step(g, now, work, 1, 0) == AG_SPEED_STAY);   /* first replay seen */
     now += 1000 * MS;
-    CHECK(ag_speed_step(g, now, work, 50, 0) == AG_SPEED_STAY);  /* the trial begins */
+    CHECK(step(g, now, work, 50, 0) == AG_SPEED_STAY);  /* the trial begins */
     CHECK(g->phase == AG_SPEED_ON && g->trials == 1);
 }
 
@@ -52,15 +61,15 @@ static void test_waits_for_replays(void)
     struct ag_speed g;
     now = 5 * MS;
     ag_speed_init(&g, 1000 * MS);
-    CHECK(ag_speed_step(&g, now, 10, 0, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    CHECK(step(&g, now, 10, 0, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
     CHECK(g.next_ns == now + AG_SPEED_POLL_NS);
-    CHECK(ag_speed_step(&g, now + 1, 10, 0, 0) == AG_SPEED_STAY);   /* not due yet */
+    CHECK(step(&g, now + 1, 10, 0, 0) == AG_SPEED_STAY);   /* not due yet */
     now += AG_SPEED_POLL_NS;
-    CHECK(ag_speed_step(&g, now, 20, 3, 0) == AG_SPEED_STAY && g.first_replay_ns == now);
+    CHECK(step(&g, now, 20, 3, 0) == AG_SPEED_STAY && g.first_replay_ns == now);
     now += 999 * MS;
-    CHECK(ag_speed_step(&g, now, 30, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    CHECK(step(&g, now, 30, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
     now += 2 * AG_SPEED_POLL_NS;
-    CHECK(ag_speed_step(&g, now, 40, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
+    CHECK(step(&g, now, 40, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
     CHECK(g.trials == 1 && g.block_work == 40 && g.next_ns == now + AG_SPEED_BLOCK_NS);
 }
 
@@ -69,12 +78,12 @@ static void test_trouble_brings_the_trial_early(void)
     struct ag_speed g;
     now = 5 * MS;
     ag_speed_init(&g, 1000 * MS);
-    CHECK(ag_speed_step(&g, now, 0, 1, 4) == AG_SPEED_STAY);
+    CHECK(step(&g, now, 0, 1, 4) == AG_SPEED_STAY);
     now += 260 * MS;
-    CHECK(ag_speed_step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE - 1) == AG_SPEED_STAY);
+    CHECK(step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE - 1) == AG_SPEED_STAY);
     CHECK(g.phase == AG_SPEED_WAIT);
     now += AG_SPEED_POLL_NS;
-    CHECK(ag_speed_step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE) == AG_SPEED_STAY);
+    CHECK(step(&g, now, 0, 2, 4 + AG_SPEED_TROUBLE) == AG_SPEED_STAY);
     CHECK(g.phase == AG_SPEED_ON);
 }
 
@@ -86,9 +95,9 @@ static void test_faster_graphs_are_kept(void)
     CHECK(g.phase == AG_SPEED_KEPT && fabs(g.speedup - 1.1) < 1e-9);
     CHECK(g.next_ns == now + AG_SPEED_KEEP_NS && g.paused_verdicts == 0);
     /* the next trial: a block early is nothing, then a trial with graphing on */
-    CHECK(ag_speed_step(&g, now + AG_SPEED_KEEP_NS - 1, work, 100, 0) == AG_SPEED_STAY);
+    CHECK(step(&g, now + AG_SPEED_KEEP_NS - 1, work, 100, 0) == AG_SPEED_STAY);
     now += AG_SPEED_KEEP_NS;
-    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
+    CHECK(step(&g, now, work, 100, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
     CHECK(run_trial(&g, 1000, 1100) == AG_SPEED_PAIRS && g.phase == AG_SPEED_KEPT);
     CHECK(g.next_ns == now + 2 * AG_SPEED_KEEP_NS && g.trials == 2);   /* doubled */
 }
@@ -117,7 +126,7 @@ static void test_slower_graphs_are_paused(void)
         CHECK(g.next_ns == now + interval);
         now = g.next_ns;
         /* the pause's end: graphing resumes for the next trial's first ON block */
-        CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+        CHECK(step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
         CHECK(run_trial(&g, 1500, 1000) == AG_SPEED_PAIRS);
         if (i <= AG_SPEED_LEVELS)
             interval *= 2;           /* doubled up to 2^AG_SPEED_LEVELS times */
@@ -125,7 +134,7 @@ static void test_slower_graphs_are_paused(void)
     CHECK(g.next_ns == now + (AG_SPEED_PAUSE_NS << AG_SPEED_LEVELS));
     /* the program changes: graphing now wins, is kept, and its interval starts anew */
     now = g.next_ns;
-    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+    CHECK(step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
     CHECK(run_trial(&g, 1000, 2000) == 1 && g.phase == AG_SPEED_KEPT);
     CHECK(g.next_ns == now + AG_SPEED_KEEP_NS);
 }
@@ -163,13 +172,72 @@ static void test_a_block_without_work_is_no_trial(void)
     start_trial(&g);
     CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE && g.phase == AG_SPEED_OFF);
     now += 30 * MS;
-    CHECK(ag_speed_step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
+    CHECK(step(&g, now, work, 100, 0) == AG_SPEED_RESUME);
     CHECK(g.phase == AG_SPEED_KEPT && g.trials == 0 && g.n_off == 0);
     CHECK(g.next_ns == now + AG_SPEED_KEEP_NS);
 }
 
+/* Windows with nothing made or replayed pause recording; each pause that finds
+ * nothing again doubles, up to the cap; a template made begins the watch again. */
+static void test_idle_programs_pause_recording(void)
+{
+    struct ag_speed g;
+    struct ag_speed_counts c = { .work = 10 };
+    uint64_t len = AG_SPEED_IDLE_NS;
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    c.windows = AG_SPEED_IDLE_WINDOWS - 1;
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);     /* one window short */
+    c.windows++;
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.phase == AG_SPEED_IDLE);
+    CHECK(g.next_ns == now + len && g.idle_pauses == 1);
+    CHECK(ag_speed_step(&g, now + len - 1, &c) == AG_SPEED_STAY);
+    for (int i = 1; i <= AG_SPEED_IDLE_LEVELS + 2; i++) {
+        now += len;
+        CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_RESUME && g.phase == AG_SPEED_WAIT);
+        c.windows += AG_SPEED_IDLE_WINDOWS;   /* nothing again */
+        now += AG_SPEED_POLL_NS;
+        CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE);
+        len = AG_SPEED_IDLE_NS << (i < AG_SPEED_IDLE_LEVELS ? i : AG_SPEED_IDLE_LEVELS);
+        CHECK(g.next_ns == now + len);        /* doubled, up to the cap */
+    }
+    now += len;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_RESUME);
+    c.windows += 3 * AG_SPEED_IDLE_WINDOWS;
+    c.templates++;                            /* a template made: no pause... */
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    c.windows += AG_SPEED_IDLE_WINDOWS;       /* ...until nothing again, for a short one */
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.next_ns == now + AG_SPEED_IDLE_NS);
+}
+
+/* Replays keep the watch quiet; a trial then comes as without it. */
+static void test_replays_are_not_idle(void)
+{
+    struct ag_speed g;
+    struct ag_speed_counts c = { .work = 10 };
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    for (int i = 0; i < 400; i++) {
+        c.windows += AG_SPEED_IDLE_WINDOWS / 2;
+        c.replays += 1;
+        c.work += 100;
+        now += AG_SPEED_POLL_NS;
+        CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);
+        if (g.phase != AG_SPEED_WAIT)
+            break;
+    }
+    CHECK(g.phase == AG_SPEED_ON && g.idle_pauses == 0);
+}
+
 int main(void)
 {
+    test_idle_programs_pause_recording();
+    test_replays_are_not_idle();
     test_waits_for_replays();
     test_trouble_brings_the_trial_early();
     test_faster_graphs_are_kept();

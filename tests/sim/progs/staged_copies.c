@@ -20,6 +20,10 @@
  *           cuMemcpyHtoDAsync of it into y, add_one on y, scale on x, add_one on x,
  *           with no synchronization at all until the end (the ring fills up unless
  *           its slots are fenced when a full ring ends a window).
+ *   solver  the solver loop (issue 31): created blocking stream s; each iteration:
+ *           cuMemsetD8Async of z's first word, add_one on x, cuMemcpyDtoHAsync of
+ *           x[0] into a stack scalar (pageable: returns once done), cuStreamSynchronize,
+ *           the host adding it to its sums.  Too short a window to graph.
  *
  * stdout: the host's sums of what it read back, and the sums of x, y and z at the end.
  * Exit status 0, 1 on an unexpected CUDA error, 2 on bad arguments.
@@ -86,6 +90,16 @@ static void sync_iteration(int it, int *pinned)
         CK(cuCtxSynchronize());
 }
 
+static void solver_iteration(int it)
+{
+    int x0 = 0;
+    CK(cuMemsetD8Async(z, (unsigned char)(it & 0x3f), sizeof x0, s));
+    add(&x);
+    CK(cuMemcpyDtoHAsync(&x0, x, sizeof x0, s));
+    CK(cuStreamSynchronize(s));
+    host_sum += x0;
+}
+
 static void burst_iteration(int it)
 {
     int host[PROG_N];
@@ -114,8 +128,9 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int iters = argc > 2 ? atoi(argv[2]) : 0, *pinned;
     int sync = !strcmp(mode, "sync"), burst = !strcmp(mode, "burst");
-    if ((!sync && !burst && strcmp(mode, "async")) || iters <= 0) {
-        fprintf(stderr, "usage: staged_copies async|sync|burst ITER\n");
+    int solver = !strcmp(mode, "solver");
+    if ((!sync && !burst && !solver && strcmp(mode, "async")) || iters <= 0) {
+        fprintf(stderr, "usage: staged_copies async|sync|burst|solver ITER\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -135,6 +150,8 @@ int main(int argc, char **argv)
             sync_iteration(it, pinned);
         else if (burst)
             burst_iteration(it);
+        else if (solver)
+            solver_iteration(it);
         else
             async_iteration(it);
     }
