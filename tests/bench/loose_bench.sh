@@ -17,8 +17,9 @@
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
 #   (--stream), alloc_loop, alloc_async (--async), trainer, torch_train
-#   (torch_train_loop.py, when python3 can import torch with a GPU), jax_train and
-#   jax_eager (jax_train_loop.py, a jit step and op by op, when it can import jax).
+#   (torch_train_loop.py, when python3 can import torch with a GPU), jax_train,
+#   jax_nocb and jax_eager (jax_train_loop.py: a jit step, the same with XLA's command
+#   buffers off, and op by op, when it can import jax).
 #
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the programs already in OUTDIR/bin
@@ -63,6 +64,7 @@ else
 fi
 if jsrc=$(find_src jax_train_loop.py 2>/dev/null) && "$PYTHON" -c 'import jax' 2>/dev/null; then
     add jax_train "$PYTHON $jsrc --steps 100"
+    add jax_nocb "$PYTHON $jsrc --steps 100 --no-command-buffer"
     add jax_eager "$PYTHON $jsrc --mode eager --steps 30 --warmup 5"
 else
     say "jax_train_loop.py or jax not found: jax_train and jax_eager skipped"
