@@ -96,14 +96,18 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
  * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
  * window's; while another template replays part of a window, its ops are not timed).
- * Such a program (Python, a dispatcher, host work) is slower than the GPU, so its
- * chunks are cut from the end: the last is plan.first ops long (its GPU time comes
- * on top of the window: the host waits for it at the flush point).  While the
- * launcher thread launches them (replay_launcher.c), the chunks are all alike (growth
- * 1, build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
- * a launch costs the program's thread only a hand-off.  Without it, each one before
- * the last is plan.growth times the next: fewer, bigger chunks, as a launch then
- * costs the program's thread several driver calls with the caches cold. */
+ * Such a program (Python, a dispatcher, host work) is slower than the GPU, and the
+ * last chunk's GPU time comes on top of the window (the host waits for it at the
+ * flush point), so its chunks are short towards the end.  While the launcher thread
+ * launches them (replay_launcher.c), the chunks are all alike (growth 1,
+ * build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and a
+ * launch costs the program's thread only a hand-off.  They are cut from the first op,
+ * as growing chunks are (the last one plan.first ops and the rest shorter than a
+ * chunk): templates of two lengths, steps that part late, then have their cuts at the
+ * same ops, where a replay can move from one to the other (match_replay.c's rematch).
+ * Without the launcher, they are cut from the last op: the last is plan.first ops
+ * long and each one before it plan.growth times the next: fewer, bigger chunks, as a
+ * launch then costs the program's thread several driver calls with the caches cold. */
 #define PACING_GAPS 16
 static uint64_t program_mean_ns(const struct ag_window *w)
 {
@@ -141,14 +145,16 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
     return n;
 }
 
-/* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
- * from its last (its last chunk plan.first ops long, the rest shorter than a chunk
- * joining the first chunk); on several streams, only where a cut adds no order
- * (build_cuts.c); and, whatever the plan, right after each collective
+/* Cuts the template into chunks under t->plan: from its first op (growing, or alike:
+ * the rest shorter than a chunk joining the last chunk), or, paced without the
+ * launcher thread (ag_plan_from_end), from its last (its last chunk plan.first ops
+ * long, the rest joining the first chunk); on several streams, only where a cut adds
+ * no order (build_cuts.c); and, whatever the plan, right after each collective
  * (build_collective.c). */
 static int plan_chunks(struct ag_template *t)
 {
     int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0, ok;
+    int from_end = ag_plan_from_end(t);
     unsigned char *ends;
     if (!ag_collective_ends(t, &ends))
         return 0;
@@ -161,8 +167,8 @@ static int plan_chunks(struct ag_template *t)
     }
     ag_plan_lengths(t->nops, t->plan, lens, count);
     for (int n = 0; n < count; n++) {
-        int k = t->paced ? count - 1 - n : n;
-        int end = t->paced ? t->nops - pos : pos + lens[n];
+        int k = from_end ? count - 1 - n : n;
+        int end = from_end ? t->nops - pos : pos + lens[n];
         t->chunks[k].begin = end - lens[n];
         t->chunks[k].end = end;
         pos += lens[n];
@@ -191,7 +197,7 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
            "gaps), plan %d x%d: chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
            w->program_gaps, t->plan.first, t->plan.growth,
            !t->paced                ? "growing"
-           : t->plan.growth == 1    ? "paced (alike, cut from the end)"
+           : t->plan.growth == 1    ? "paced (alike, cut from the start)"
                                     : "paced (shrinking towards the end)",
            lens, c < t->nchunks ? " ..." : "");
 }

@@ -519,7 +519,7 @@ want() {
 
 # slow_chunks N PLAN: engine_cases slow 30 5 (40 launches, the program busy 5 us before
 # each) with CASES_ENV and debug logging: paced, N chunk launches a replay, and graph 1
-# logged as cut by PLAN ("alike ...: 8 8" or "shrinking ...: 16 8", the lengths)
+# logged as cut by PLAN ("alike ...: 8 8" or "shrinking ...: 16 8", the lengths in order)
 slow_chunks() {
     CASES_ENV+=(AUTOGRAPH_LOG=debug)
     cases slow 30 5
@@ -529,12 +529,15 @@ slow_chunks() {
     grep -q "^libautograph: graph 1: 40 ops, .*: chunks paced ($2\$" "$tmp/shim.err"
 }
 
-@test "engine_cases: a program slower than its GPU work gets chunks cut from the end (paced): alike while the launcher thread launches them, shrinking towards the end (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
+@test "engine_cases: a program slower than its GPU work gets paced chunks: alike and cut from the start while the launcher thread launches them, cut from the end and shrinking towards it (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
     local CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2)
-    slow_chunks 5 'alike, cut from the end): 8 8 8 8 8'        # whatever the growth
-    # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the first
+    slow_chunks 5 'alike, cut from the start): 8 8 8 8 8'      # whatever the growth
+    # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the last chunk: alike
+    # chunks are cut from the first op, so that templates of two lengths (steps that
+    # part late) have their cuts at the same ops and a replay can move from one to the
+    # other in any chunk (it was 24 16, cut from the end)
     CASES_ENV=(AUTOGRAPH_CHUNK=16)
-    slow_chunks 2 'alike, cut from the end): 24 16'
+    slow_chunks 2 'alike, cut from the start): 16 24'
     # without the launcher thread, growth 2: 16, 16, 8
     CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2 AUTOGRAPH_LAUNCH_THREAD=0)
     slow_chunks 3 'shrinking towards the end): 16 16 8'

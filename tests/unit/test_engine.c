@@ -1088,7 +1088,8 @@ static void test_launcher(void)
     ag_eng.p.chunk_first = 10;       /* core_cases' 40-op window in 4 chunks, as there */
     core_cases();
     ag_eng.p.chunk_first = 4;
-    test_event_destroys(&fake_events_threaded, 5);   /* paced: chunks of 5 + 4 */
+    test_event_destroys(&fake_events_threaded, 4);   /* paced, alike: 4 + 5, cut from
+                                                     * the first op */
     test_held_past_launch();
 
     ag_eng.p.launch_thread = 0;
@@ -1245,9 +1246,9 @@ static void test_collective_streams(void)
     ag_eng.be = was;
 }
 
-/* Paced (chunks cut from the end, launched by the launcher thread): the chunk ending
- * with the collective is launched by the program's thread, at the collective's call;
- * the others still go to the launcher. */
+/* Paced (alike chunks, launched by the launcher thread): the chunk ending with the
+ * collective is launched by the program's thread, at the collective's call; the
+ * others still go to the launcher. */
 static void test_collective_paced(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -1260,7 +1261,7 @@ static void test_collective_paced(void)
     late_collectives = 0;
     for (int it = 0; it < 8; it++) {
         for (int k = 0; k < 10; k++) {
-            if (k == 3)
+            if (k == 5)
                 submit_collective_on(4000 + (uint64_t)it, 0x1000);
             else
                 submit(k, (uint64_t)k);
@@ -1269,7 +1270,8 @@ static void test_collective_paced(void)
         sync_point();
     }
     CHECK(same_order() && late_collectives == 0 && ag_eng.s.paced >= 1);
-    CHECK(chunks_end_at(template_of(10), ends, 3, 4));   /* the plan's 6 + 4, then 4 */
+    CHECK(chunks_end_at(template_of(10), ends, 3, 6));   /* the plan's 4 + 6, the 6 cut
+                                                          * after the collective */
     CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 6 * 2);
     ag_eng.p.launch_thread = 0;
     ag_eng.p.chunk_slow_ns = slow_ns;
