@@ -535,8 +535,11 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
-struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos,
-                                            int (*takes)(struct ag_template *cand));
+/* Another template a replay of t stopped at op pos of its chunk `chunk` can go on
+ * with, from its chunk *alt_chunk (match_replay.c's rematch), or NULL. */
+struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos, int chunk,
+                                            int (*takes)(struct ag_template *cand),
+                                            int *alt_chunk);
 void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window followed one */
 void ag_light_note_start(uint64_t start_hash);   /* the filter of first ops (engine.h) */
 void ag_light_forget_starts(void);

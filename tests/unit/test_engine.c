@@ -1155,6 +1155,38 @@ static int chunks_end_at(const struct ag_template *t, const int *ends, int n, in
     return 1;
 }
 
+/* A step of test_late_rematch: a window of 4 ops (functions 150..153), a sync, then a
+ * window of functions 0..13 and then, `longer` or not, 200..209 or 14..19, a sync. */
+static void late_step(int longer, uint64_t arg)
+{
+    for (int k = 0; k < 4; k++)
+        submit(150 + k, arg);
+    sync_point();
+    for (int k = 0; k < (longer ? 24 : 20); k++)
+        submit(k < 14 ? k : longer ? 186 + k : k, arg + (uint64_t)k);
+    sync_point();
+}
+
+/* Two step shapes that part at op 14, past two chunks (4 + 8: the third begins at op
+ * 12 in both), after the same window: a replay started with the other one's template
+ * moves to its own there, the two chunks before launched, and goes on graphed. */
+static void test_late_rematch(void)
+{
+    static const int shapes[] = { 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1 };
+    unsigned long mismatches;
+    reset();
+    for (int it = 0; it < 6; it++)
+        late_step(it >= 3, (uint64_t)it);
+    CHECK(template_of(20) != NULL && template_of(24) != NULL && same_order());
+    CHECK(template_of(24)->nchunks == 3 && template_of(24)->chunks[2].begin == 12);
+    mismatches = ag_eng.s.mismatches;
+    launches = 0;
+    for (int it = 0; it < 16; it++)
+        late_step(shapes[it], (uint64_t)(100 + it));
+    CHECK(ag_eng.s.mismatches == mismatches && ag_eng.s.rematches >= 1 && same_order());
+    CHECK(launches == 16 * (1 + 3));  /* every chunk of every window graphed */
+}
+
 /* Windows of 10 ops on one stream, a collective at op 5: the plan's 4 + 6 becomes
  * 4 + 2 + 4.  `windows` of them with a sync after each, or (0) 200 without one: cut
  * by period detection. */
@@ -1347,6 +1379,7 @@ int main(void)
     test_backoff_window_ends();
     test_backoff_long_window();
     test_same_start_windows();
+    test_late_rematch();
     test_memory_freed();
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
