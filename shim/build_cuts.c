@@ -11,8 +11,9 @@
  * through its stream's order and the event waits (vector clocks over the template's
  * ops).  The legacy stream's implicit order is left out: that can only find fewer
  * cuts, never one that adds an order.  A cut the chunk plan asks for that is not such
- * a cut moves to the next one (from the end, for paced templates, to the one before);
- * where there is none, the rest of the window is one chunk.  The cuts after collectives
+ * a cut moves to the next one in the direction the plan cuts (for a plan cut from the
+ * end, ag_plan_from_end, to the one before); where there is none, the rest of the
+ * window is one chunk.  The cuts after collectives
  * (build_collective.c) are made whatever order they add.  AUTOGRAPH_CUT_ANYWHERE=1
  * keeps the plan's cuts (more overlap of the program's submission with the GPU for a
  * launch-bound program, at the price of those orders).
@@ -93,7 +94,7 @@ void ag_chunks_keep_order(struct ag_template *t, const unsigned char *must_cut)
     for (int c = 0; c < t->nchunks; c++) {
         int end = t->chunks[c].end, begin = k ? t->chunks[k - 1].end : 0;
         if (c < t->nchunks - 1) {
-            if (t->paced)
+            if (ag_plan_from_end(t))
                 while (end > begin && !safe[end])
                     end--;
             else
@@ -110,7 +111,7 @@ void ag_chunks_keep_order(struct ag_template *t, const unsigned char *must_cut)
         if (end == n)
             break;
     }
-    if (k == 0 || t->chunks[k - 1].end != n) {   /* paced: everything moved to 0 */
+    if (k == 0 || t->chunks[k - 1].end != n) {   /* from the end: all moved to 0 */
         t->chunks[0].begin = 0;
         t->chunks[0].end = n;
         k = 1;

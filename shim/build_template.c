@@ -7,8 +7,9 @@
  * can launch the first chunk while the program is still submitting the rest.  Each
  * chunk is one graph built by the backend on its own streams, with up to
  * AUTOGRAPH_VARIANTS executable graphs (replay_chunk.c picks and patches them).
- * Here also: registering templates by hash and by first op, retiring them, and
- * dropping those the program's frees and unloads make stale.
+ * Here also: registering templates by hash and by first op, the template a replay
+ * that stopped can go on with (ag_template_same_prefix), retiring them, and dropping
+ * those the program's frees and unloads make stale.
  */
 #include "engine_internal.h"
 #include "report_introspect.h"
@@ -96,14 +97,18 @@ static int copy_ops(struct ag_template *t, const struct ag_window *w, size_t a)
 /* Paced: the program spends more than chunk_slow_ns of its own time between its
  * calls (mean over the window's eager ops: at least PACING_GAPS of them, or half the
  * window's; while another template replays part of a window, its ops are not timed).
- * Such a program (Python, a dispatcher, host work) is slower than the GPU, so its
- * chunks are cut from the end: the last is plan.first ops long (its GPU time comes
- * on top of the window: the host waits for it at the flush point).  While the
- * launcher thread launches them (replay_launcher.c), the chunks are all alike (growth
- * 1, build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and
- * a launch costs the program's thread only a hand-off.  Without it, each one before
- * the last is plan.growth times the next: fewer, bigger chunks, as a launch then
- * costs the program's thread several driver calls with the caches cold. */
+ * Such a program (Python, a dispatcher, host work) is slower than the GPU, and the
+ * last chunk's GPU time comes on top of the window (the host waits for it at the
+ * flush point), so its chunks are short towards the end.  While the launcher thread
+ * launches them (replay_launcher.c), the chunks are all alike (growth 1,
+ * build_tune.c): a chunk of n ops gives the GPU its work n program gaps late, and a
+ * launch costs the program's thread only a hand-off.  They are cut from the first op,
+ * as growing chunks are (the last one plan.first ops and the rest shorter than a
+ * chunk): templates of two lengths, steps that part late, then have their cuts at the
+ * same ops, where a replay can move from one to the other (match_replay.c's rematch).
+ * Without the launcher, they are cut from the last op: the last is plan.first ops
+ * long and each one before it plan.growth times the next: fewer, bigger chunks, as a
+ * launch then costs the program's thread several driver calls with the caches cold. */
 #define PACING_GAPS 16
 static uint64_t program_mean_ns(const struct ag_window *w)
 {
@@ -141,14 +146,16 @@ int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap)
     return n;
 }
 
-/* Cuts the template into chunks under t->plan: growing from its first op, or, paced,
- * from its last (its last chunk plan.first ops long, the rest shorter than a chunk
- * joining the first chunk); on several streams, only where a cut adds no order
- * (build_cuts.c); and, whatever the plan, right after each collective
+/* Cuts the template into chunks under t->plan: from its first op (growing, or alike:
+ * the rest shorter than a chunk joining the last chunk), or, paced without the
+ * launcher thread (ag_plan_from_end), from its last (its last chunk plan.first ops
+ * long, the rest joining the first chunk); on several streams, only where a cut adds
+ * no order (build_cuts.c); and, whatever the plan, right after each collective
  * (build_collective.c). */
 static int plan_chunks(struct ag_template *t)
 {
     int count = ag_plan_lengths(t->nops, t->plan, NULL, 0), *lens, pos = 0, ok;
+    int from_end = ag_plan_from_end(t);
     unsigned char *ends;
     if (!ag_collective_ends(t, &ends))
         return 0;
@@ -161,8 +168,8 @@ static int plan_chunks(struct ag_template *t)
     }
     ag_plan_lengths(t->nops, t->plan, lens, count);
     for (int n = 0; n < count; n++) {
-        int k = t->paced ? count - 1 - n : n;
-        int end = t->paced ? t->nops - pos : pos + lens[n];
+        int k = from_end ? count - 1 - n : n;
+        int end = from_end ? t->nops - pos : pos + lens[n];
         t->chunks[k].begin = end - lens[n];
         t->chunks[k].end = end;
         pos += lens[n];
@@ -191,7 +198,7 @@ static void log_chunks(const struct ag_template *t, const struct ag_window *w)
            "gaps), plan %d x%d: chunks %s:%s%s", t->id, t->nops, program_mean_ns(w) / 1e3,
            w->program_gaps, t->plan.first, t->plan.growth,
            !t->paced                ? "growing"
-           : t->plan.growth == 1    ? "paced (alike, cut from the end)"
+           : t->plan.growth == 1    ? "paced (alike, cut from the start)"
                                     : "paced (shrinking towards the end)",
            lens, c < t->nchunks ? " ..." : "");
 }
@@ -505,35 +512,82 @@ struct ag_template *ag_template_find_start(uint64_t start_key)
     return best;
 }
 
-/* Whether templates a and b have the same ops [0, n): shapes, slots and event links. */
+/* Whether template ops x (of a) and y (of b) are the same op: the same shape, or
+ * kernel launches through the same entry point whose shapes agree past the function
+ * (op.h: AG_KERNEL_FUNC_BYTES; the function travels in the args, and a replay patches
+ * it, as match_replay.c's same_identity takes it), on the same slot, of the same kind
+ * of stream, with the same event link. */
+static int same_op(const struct ag_template *a, const struct ag_top *x,
+                   const struct ag_template *b, const struct ag_top *y)
+{
+    size_t from = 0;
+    if (x->kind != y->kind || x->slot != y->slot || x->link != y->link ||
+        x->shape_len != y->shape_len || x->args_len != y->args_len ||
+        a->slot_fixed[x->slot] != b->slot_fixed[y->slot])
+        return 0;
+    if (x->hash != y->hash) {
+        if (x->kind != AG_OP_KERNEL || x->entry != y->entry ||
+            x->shape_len <= AG_KERNEL_FUNC_BYTES)
+            return 0;
+        from = AG_KERNEL_FUNC_BYTES;
+    }
+    return memcmp(a->shapes + x->shape_off + from, b->shapes + y->shape_off + from,
+                  x->shape_len - from) == 0;
+}
+
+/* Whether templates a and b have the same ops [0, n) (same_op). */
 static int same_prefix(const struct ag_template *a, const struct ag_template *b, int n)
 {
-    for (int i = 0; i < n; i++) {
-        const struct ag_top *x = &a->ops[i], *y = &b->ops[i];
-        if (x->hash != y->hash || x->kind != y->kind || x->slot != y->slot ||
-            x->link != y->link || x->shape_len != y->shape_len || x->args_len != y->args_len ||
-            memcmp(a->shapes + x->shape_off, b->shapes + y->shape_off, x->shape_len) != 0)
+    for (int i = 0; i < n; i++)
+        if (!same_op(a, &a->ops[i], b, &b->ops[i]))
             return 0;
-    }
     return 1;
 }
 
-/* For a replay of t that stopped at op pos in its first chunk: another live template
- * that begins as t does up to pos, holds pos in its first chunk too (nothing of it
- * would have been launched) and whose op pos `takes` accepts; NULL when none.  A
- * program whose steps begin alike and part later (a batch size that picks other
- * kernels after the first layers) then keeps its replay. */
-struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos,
-                                            int (*takes)(struct ag_template *cand))
+/* The chunk of cand that begins at `begin` and holds op pos, with the args of its ops
+ * [begin, pos) where the pending args of t's chunk hold them (the same offsets); -1
+ * when it has none.  Nothing of [begin, pos) has gone out under either template: the
+ * replay can go on with cand's chunk as if it had matched cand from `begin` on. */
+static int chunk_at(const struct ag_template *cand, const struct ag_template *t, int begin,
+                    int pos)
+{
+    int k = 0;
+    while (k < cand->nchunks && cand->chunks[k].begin < begin)
+        k++;
+    if (k == cand->nchunks || cand->chunks[k].begin != begin || cand->chunks[k].end <= pos)
+        return -1;
+    for (int i = begin; i < pos; i++)
+        if (cand->ops[i].args_off != t->ops[i].args_off)
+            return -1;
+    return k;
+}
+
+/* For a replay of t that stopped at op pos of its chunk `chunk`: another live template
+ * of the same start that has t's ops [0, pos) (same_prefix), a chunk that begins where
+ * t's does and holds pos (chunk_at: its index into *alt_chunk), and whose op pos
+ * `takes` accepts (called last: it maps the op's stream); NULL when none.  A program
+ * whose steps begin alike and part later (a batch size that picks other kernels, or
+ * adds one, after the first layers) then keeps its replay: the chunks launched before
+ * the stop were the same ops for both templates.  Chunks cut from the first op on
+ * (plan_chunks) begin at the same ops in templates of two lengths. */
+struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos, int chunk,
+                                            int (*takes)(struct ag_template *cand),
+                                            int *alt_chunk)
 {
     struct ag_start *s;
+    int begin = t->chunks[chunk].begin;
     HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
     if (s == NULL)
         return NULL;
-    for (struct ag_template *c = s->list; c; c = c->next_same_start)
-        if (c != t && !c->retired && !c->failed && c->nchunks > 0 && c->chunks[0].end > pos &&
-            c->nops > pos && same_prefix(t, c, pos) && takes(c))
+    for (struct ag_template *c = s->list; c; c = c->next_same_start) {
+        int k;
+        if (c == t || c->retired || c->failed || c->nchunks == 0 || c->nops <= pos)
+            continue;
+        if ((k = chunk_at(c, t, begin, pos)) >= 0 && same_prefix(t, c, pos) && takes(c)) {
+            *alt_chunk = k;
             return c;
+        }
+    }
     return NULL;
 }
 

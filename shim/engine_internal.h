@@ -156,7 +156,8 @@ struct ag_template {            /* a held op reads its first line */
     unsigned id;
     uint64_t hash;              /* of the ops it was built from (the lookup key) */
     uint64_t start_key;         /* key of its first op */
-    int paced;                  /* chunks cut from its end (build_template.c) */
+    int paced;                  /* its program slower than its GPU: chunks short towards
+                                 * its end (build_template.c) */
     int from_period;            /* cut from a run by period detection: it recurs within
                                  * one window, so a stop does not bar it there */
     struct ag_plan plan;        /* its chunk plan */
@@ -171,6 +172,13 @@ struct ag_template {            /* a held op reads its first line */
     struct ag_template *next_same_start;
     UT_hash_handle hh;          /* by hash */
 };
+
+/* Whether t's chunks are cut from its last op: paced, with chunks that grow towards
+ * its start (no launcher thread); every other plan is cut from the first op. */
+static inline int ag_plan_from_end(const struct ag_template *t)
+{
+    return t->paced && t->plan.growth > 1;
+}
 
 struct ag_start {               /* templates by the key of their first op */
     uint64_t key;
@@ -209,7 +217,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long queries_passed;   /* queries that saw no held op: no window ended */
     unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
-    unsigned long paced;        /* templates of slow programs: chunks cut from the end */
+    unsigned long paced;        /* templates of slow programs: chunks short at the end */
     unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
     unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
     unsigned long collective_cuts;  /* chunk ends put after collectives (build_collective.c) */
@@ -527,8 +535,11 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
-struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos,
-                                            int (*takes)(struct ag_template *cand));
+/* Another template a replay of t stopped at op pos of its chunk `chunk` can go on
+ * with, from its chunk *alt_chunk (match_replay.c's rematch), or NULL. */
+struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos, int chunk,
+                                            int (*takes)(struct ag_template *cand),
+                                            int *alt_chunk);
 void ag_successor_note(uint64_t before, uint64_t next);   /* a judged window followed one */
 void ag_light_note_start(uint64_t start_hash);   /* the filter of first ops (engine.h) */
 void ag_light_forget_starts(void);

@@ -4,11 +4,13 @@
  * has the same hash is tried.  While ops keep matching (same hash and shape, streams
  * mapped consistently onto the template's slots, event waits linked to the same
  * record), they are held back and their args gathered; when the last op of a chunk
- * has matched, the chunk is launched as a graph.  On a mismatch, the held ops are
- * issued eagerly in their order and the program goes on eagerly: nothing is lost
- * or reordered.  A kernel launch, event record or stream wait that is the template's
- * next op can come by a shorter way (ag_engine_fast_kernel, ag_engine_fast_event): the
- * recorder neither hashes it nor copies it twice.
+ * has matched, the chunk is launched as a graph.  On a mismatch the replay moves to
+ * another template with the same ops so far that takes the op, where it can (rematch);
+ * else the held ops are issued eagerly in their order and the program goes on
+ * eagerly: nothing is lost or reordered.  A kernel launch, event record or stream
+ * wait that is the template's next op can come by a shorter way
+ * (ag_engine_fast_kernel, ag_engine_fast_event): the recorder neither hashes it nor
+ * copies it twice.
  */
 #include "engine_internal.h"
 
@@ -251,25 +253,31 @@ static int takes_op(struct ag_template *cand)
     return mismatch_in(cand, offered, offered_wop) == NULL;
 }
 
-/* A replay that stops in its first chunk moves to another template that begins as
- * its own does and takes op (ag_template_same_prefix): the ops held so far are the
- * same ops with the same args, at the same offsets of the chunk's args.  The new
- * template's slots are its old one's up to here.  1 when it moved. */
+/* A replay that stops at op pos, in any chunk, moves to another template that begins
+ * as its own does up to pos (kernels of another function of the same form taken, as
+ * same_identity takes them), has a chunk that begins where the one being matched does
+ * and holds pos, and takes op (ag_template_same_prefix): the chunks launched so far
+ * were the same ops for both, the ops held since the chunk began are the same ops
+ * with their args at the same offsets of the pending args, and the new template's
+ * slots are its old one's up to here.  Steps whose batch size picks other kernels, or
+ * adds a launch, past their first layers keep their replays.  1 when it moved. */
 static int rematch(const struct ag_op *op, const struct ag_wop *o)
 {
     struct ag_replay *r = &ag_eng.r;
     struct ag_template *t = r->t, *alt;
-    if (r->chunk != 0 || r->pos == 0)
+    int chunk;
+    if (r->pos == 0)
+        return 0;
+    ag_launch_collect();             /* the buffers may grow: none may be out (and a */
+    if (r->t != t)                   /* launch that failed retires its template) */
         return 0;
     offered = op;
     offered_wop = o;
-    alt = ag_template_same_prefix(t, r->pos, takes_op);
-    if (alt == NULL)
-        return 0;
-    ag_launch_collect();             /* the buffers may grow: none may be out */
-    if (ag_eng.r.t != t || !ensure_pending(alt))
+    alt = ag_template_same_prefix(t, r->pos, r->chunk, takes_op, &chunk);
+    if (alt == NULL || !ensure_pending(alt))
         return 0;
     set_replay(alt);
+    r->chunk = chunk;
     ag_eng.s.rematches++;
     return 1;
 }

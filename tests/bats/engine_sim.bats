@@ -519,7 +519,7 @@ want() {
 
 # slow_chunks N PLAN: engine_cases slow 30 5 (40 launches, the program busy 5 us before
 # each) with CASES_ENV and debug logging: paced, N chunk launches a replay, and graph 1
-# logged as cut by PLAN ("alike ...: 8 8" or "shrinking ...: 16 8", the lengths)
+# logged as cut by PLAN ("alike ...: 8 8" or "shrinking ...: 16 8", the lengths in order)
 slow_chunks() {
     CASES_ENV+=(AUTOGRAPH_LOG=debug)
     cases slow 30 5
@@ -529,12 +529,15 @@ slow_chunks() {
     grep -q "^libautograph: graph 1: 40 ops, .*: chunks paced ($2\$" "$tmp/shim.err"
 }
 
-@test "engine_cases: a program slower than its GPU work gets chunks cut from the end (paced): alike while the launcher thread launches them, shrinking towards the end (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
+@test "engine_cases: a program slower than its GPU work gets paced chunks: alike and cut from the start while the launcher thread launches them, cut from the end and shrinking towards it (AUTOGRAPH_CHUNK_GROWTH times) without it; AUTOGRAPH_CHUNK_SLOW_US=0 grows them from the start" {
     local CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2)
-    slow_chunks 5 'alike, cut from the end): 8 8 8 8 8'        # whatever the growth
-    # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the first
+    slow_chunks 5 'alike, cut from the start): 8 8 8 8 8'      # whatever the growth
+    # AUTOGRAPH_CHUNK=16: the rest (8, shorter than a chunk) joins the last chunk: alike
+    # chunks are cut from the first op, so that templates of two lengths (steps that
+    # part late) have their cuts at the same ops and a replay can move from one to the
+    # other in any chunk (it was 24 16, cut from the end)
     CASES_ENV=(AUTOGRAPH_CHUNK=16)
-    slow_chunks 2 'alike, cut from the end): 24 16'
+    slow_chunks 2 'alike, cut from the start): 16 24'
     # without the launcher thread, growth 2: 16, 16, 8
     CASES_ENV=(AUTOGRAPH_CHUNK_GROWTH=2 AUTOGRAPH_LAUNCH_THREAD=0)
     slow_chunks 3 'shrinking towards the end): 16 16 8'
@@ -939,17 +942,18 @@ decode_long_same() {
 }
 
 # layers_cycle TAG CYCLE [VAR=VALUE...]: 400 steps of 24 layers, batch sizes cycling
-# (LC_MODE: the program's fourth argument, e.g. alike)
+# (LC_MODE: the program's fourth argument, e.g. alike; LC_BUSY, with LC_MODE: its fifth,
+# the microseconds it is busy before each launch)
 layers_cycle() {
     local tag=$1 cycle=$2
     shift 2
     [ -x build/sim/progs/layers_cycle ] || skip "layers_cycle not built (make sim)"
-    sim_run plain layers_cycle -- 400 24 "$cycle" ${LC_MODE:-}
+    sim_run plain layers_cycle -- 400 24 "$cycle" ${LC_MODE:-} ${LC_BUSY:-}
     sim_run "$tag" layers_cycle LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
-        "$@" -- 400 24 "$cycle" ${LC_MODE:-}
-    same plain "$tag" "layers_cycle 400 24 $cycle ${LC_MODE:-}" || return 1
+        "$@" -- 400 24 "$cycle" ${LC_MODE:-} ${LC_BUSY:-}
+    same plain "$tag" "layers_cycle 400 24 $cycle ${LC_MODE:-} ${LC_BUSY:-}" || return 1
     load "$tag"
-    echo "$tag: templates=${S[templates]} replays=${S[replays]} rematches=${S[rematches]} mismatches=${S[mismatches]} period_cuts=${S[period_cuts]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
+    echo "$tag: templates=${S[templates]} paced=${S[templates_paced]} replays=${S[replays]} rematches=${S[rematches]} mismatches=${S[mismatches]} period_cuts=${S[period_cuts]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
 }
 
 @test "layers_cycle: steps of identical layers whose kernels change with a cycling batch size: whole steps graphed (no period cut inside a step, replays move to the template that fits): same sums" {
@@ -974,6 +978,29 @@ layers_cycle() {
                                            # function stopped the replay)
     want mismatches -le 8
     want patches -ge 1000
+}
+
+@test "layers_cycle late: the batch size changes the second half's layers (another kernel, a launch more): a replay that stops past its first chunk moves to the template that fits, growing chunks and paced ones: same sums" {
+    # growing chunks (8, 24, then the rest): the four step shapes part at ops 39 and 40,
+    # in the third chunk, which begins at op 32 in all of them; two of them launch
+    # another function of the same form in the first half (taken as the same op, as a
+    # replay takes it)
+    LC_MODE=late layers_cycle grow 8 AUTOGRAPH_CHUNK_SLOW_US=0 || return 1
+    want launches_graphed -ge 30000        # of 32400 (22420 while only a replay in
+                                           # its first chunk moved, half the steps'
+                                           # second halves eager; 26591 while the
+                                           # ops before the stop had to be the same
+                                           # functions)
+    want rematches -ge 100
+    want mismatches -le 60                 # 217 then
+    # paced (the program busy 5 us before each launch), alike chunks of 8 launched by
+    # the launcher thread: cut from the first op, the shapes of 75 and 87 launches have
+    # their cuts at the same ops (23220 graphed when only a stop in the first chunk
+    # moved, 27003 with late moves but alike chunks cut from the end)
+    LC_MODE=late LC_BUSY=5 layers_cycle paced 8 || return 1
+    want templates_paced -ge 1
+    want launches_graphed -ge 30000        # of 32400
+    want rematches -ge 100
 }
 
 @test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {

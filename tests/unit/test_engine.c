@@ -1088,7 +1088,8 @@ static void test_launcher(void)
     ag_eng.p.chunk_first = 10;       /* core_cases' 40-op window in 4 chunks, as there */
     core_cases();
     ag_eng.p.chunk_first = 4;
-    test_event_destroys(&fake_events_threaded, 5);   /* paced: chunks of 5 + 4 */
+    test_event_destroys(&fake_events_threaded, 4);   /* paced, alike: 4 + 5, cut from
+                                                     * the first op */
     test_held_past_launch();
 
     ag_eng.p.launch_thread = 0;
@@ -1152,6 +1153,38 @@ static int chunks_end_at(const struct ag_template *t, const int *ends, int n, in
         if (t->chunks[c].end != ends[c] || t->chunks[c].collective != (ends[c] == after))
             return 0;
     return 1;
+}
+
+/* A step of test_late_rematch: a window of 4 ops (functions 150..153), a sync, then a
+ * window of functions 0..13 and then, `longer` or not, 200..209 or 14..19, a sync. */
+static void late_step(int longer, uint64_t arg)
+{
+    for (int k = 0; k < 4; k++)
+        submit(150 + k, arg);
+    sync_point();
+    for (int k = 0; k < (longer ? 24 : 20); k++)
+        submit(k < 14 ? k : longer ? 186 + k : k, arg + (uint64_t)k);
+    sync_point();
+}
+
+/* Two step shapes that part at op 14, past two chunks (4 + 8: the third begins at op
+ * 12 in both), after the same window: a replay started with the other one's template
+ * moves to its own there, the two chunks before launched, and goes on graphed. */
+static void test_late_rematch(void)
+{
+    static const int shapes[] = { 0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1 };
+    unsigned long mismatches;
+    reset();
+    for (int it = 0; it < 6; it++)
+        late_step(it >= 3, (uint64_t)it);
+    CHECK(template_of(20) != NULL && template_of(24) != NULL && same_order());
+    CHECK(template_of(24)->nchunks == 3 && template_of(24)->chunks[2].begin == 12);
+    mismatches = ag_eng.s.mismatches;
+    launches = 0;
+    for (int it = 0; it < 16; it++)
+        late_step(shapes[it], (uint64_t)(100 + it));
+    CHECK(ag_eng.s.mismatches == mismatches && ag_eng.s.rematches >= 1 && same_order());
+    CHECK(launches == 16 * (1 + 3));  /* every chunk of every window graphed */
 }
 
 /* Windows of 10 ops on one stream, a collective at op 5: the plan's 4 + 6 becomes
@@ -1245,9 +1278,9 @@ static void test_collective_streams(void)
     ag_eng.be = was;
 }
 
-/* Paced (chunks cut from the end, launched by the launcher thread): the chunk ending
- * with the collective is launched by the program's thread, at the collective's call;
- * the others still go to the launcher. */
+/* Paced (alike chunks, launched by the launcher thread): the chunk ending with the
+ * collective is launched by the program's thread, at the collective's call; the
+ * others still go to the launcher. */
 static void test_collective_paced(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -1260,7 +1293,7 @@ static void test_collective_paced(void)
     late_collectives = 0;
     for (int it = 0; it < 8; it++) {
         for (int k = 0; k < 10; k++) {
-            if (k == 3)
+            if (k == 5)
                 submit_collective_on(4000 + (uint64_t)it, 0x1000);
             else
                 submit(k, (uint64_t)k);
@@ -1269,7 +1302,8 @@ static void test_collective_paced(void)
         sync_point();
     }
     CHECK(same_order() && late_collectives == 0 && ag_eng.s.paced >= 1);
-    CHECK(chunks_end_at(template_of(10), ends, 3, 4));   /* the plan's 6 + 4, then 4 */
+    CHECK(chunks_end_at(template_of(10), ends, 3, 6));   /* the plan's 4 + 6, the 6 cut
+                                                          * after the collective */
     CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 6 * 2);
     ag_eng.p.launch_thread = 0;
     ag_eng.p.chunk_slow_ns = slow_ns;
@@ -1345,6 +1379,7 @@ int main(void)
     test_backoff_window_ends();
     test_backoff_long_window();
     test_same_start_windows();
+    test_late_rematch();
     test_memory_freed();
     test_chunk_tuning();
     test_event_destroys(&fake_events, 4);
