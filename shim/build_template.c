@@ -512,27 +512,17 @@ struct ag_template *ag_template_find_start(uint64_t start_key)
     return best;
 }
 
-/* Whether template ops x (of a) and y (of b) are the same op: the same shape, or
- * kernel launches through the same entry point whose shapes agree past the function
- * (op.h: AG_KERNEL_FUNC_BYTES; the function travels in the args, and a replay patches
- * it, as match_replay.c's same_identity takes it), on the same slot, of the same kind
- * of stream, with the same event link. */
+/* Whether template ops x (of a) and y (of b) are the same op: the same identity
+ * (ag_same_identity: a kernel may be another function of the same form, which a
+ * replay patches), on the same slot, of the same kind of stream, with the same event
+ * link. */
 static int same_op(const struct ag_template *a, const struct ag_top *x,
                    const struct ag_template *b, const struct ag_top *y)
 {
-    size_t from = 0;
-    if (x->kind != y->kind || x->slot != y->slot || x->link != y->link ||
-        x->shape_len != y->shape_len || x->args_len != y->args_len ||
-        a->slot_fixed[x->slot] != b->slot_fixed[y->slot])
-        return 0;
-    if (x->hash != y->hash) {
-        if (x->kind != AG_OP_KERNEL || x->entry != y->entry ||
-            x->shape_len <= AG_KERNEL_FUNC_BYTES)
-            return 0;
-        from = AG_KERNEL_FUNC_BYTES;
-    }
-    return memcmp(a->shapes + x->shape_off + from, b->shapes + y->shape_off + from,
-                  x->shape_len - from) == 0;
+    return x->slot == y->slot && x->link == y->link &&
+           a->slot_fixed[x->slot] == b->slot_fixed[y->slot] &&
+           ag_same_identity(&x->id, a->shapes + x->shape_off,
+                            &y->id, b->shapes + y->shape_off);
 }
 
 /* Whether templates a and b have the same ops [0, n) (same_op). */

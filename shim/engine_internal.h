@@ -535,6 +535,12 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
                                       int attempts);
 void ag_template_free(struct ag_template *t);
 struct ag_template *ag_template_find_start(uint64_t start_key);
+/* Whether ops a and b (identity and shape bytes) are the same op: the same kind,
+ * sizes and shape, or kernel launches through the same entry point whose shapes agree
+ * past the function (op.h: AG_KERNEL_FUNC_BYTES; the args carry the function, and a
+ * replay patches it).  match_replay.c. */
+int ag_same_identity(const struct ag_op_id *a, const unsigned char *a_shape,
+                     const struct ag_op_id *b, const unsigned char *b_shape);
 /* Another template a replay of t stopped at op pos of its chunk `chunk` can go on
  * with, from its chunk *alt_chunk (match_replay.c's rematch), or NULL. */
 struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos, int chunk,

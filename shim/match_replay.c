@@ -199,26 +199,19 @@ static int wait_link(uint32_t link_back)
     return link_back && link_back <= (uint32_t)i ? i - (int)link_back : AG_LINK_EXTERNAL;
 }
 
-/* Whether op has the identity of template op top: the same shape, or for a kernel
- * launch of another function, the same shape past the function (op.h:
- * AG_KERNEL_FUNC_BYTES) through the same entry point; the args carry the function, and
- * the replay patches it. */
-static int same_identity(const struct ag_template *t, const struct ag_top *top,
-                         const struct ag_op *op)
+int ag_same_identity(const struct ag_op_id *a, const unsigned char *a_shape,
+                     const struct ag_op_id *b, const unsigned char *b_shape)
 {
-    const unsigned char *shape = t->shapes + top->shape_off;
-    size_t from;
-    if (top->kind != op->kind || top->shape_len != op->shape_len ||
-        top->args_len != op->args_len)
+    size_t from = 0;
+    if (a->kind != b->kind || a->shape_len != b->shape_len || a->args_len != b->args_len)
         return 0;
-    if (top->hash == op->hash)
-        from = 0;
-    else if (op->kind == AG_OP_KERNEL && top->entry == op->entry &&
-             op->shape_len > AG_KERNEL_FUNC_BYTES)
+    if (a->hash != b->hash) {
+        if (a->kind != AG_OP_KERNEL || a->entry != b->entry ||
+            a->shape_len <= AG_KERNEL_FUNC_BYTES)
+            return 0;
         from = AG_KERNEL_FUNC_BYTES;
-    else
-        return 0;
-    return memcmp(shape + from, op->shape + from, op->shape_len - from) == 0;
+    }
+    return memcmp(a_shape + from, b_shape + from, a->shape_len - from) == 0;
 }
 
 /* Why op (just appended as window op o) does not match the next template op, or
@@ -230,7 +223,7 @@ static const char *mismatch_in(const struct ag_template *t, const struct ag_op *
 
     if (op->ctx != ag_eng.w.ctx)
         return "an op of another context";
-    if (!same_identity(t, top, op))
+    if (!ag_same_identity(&top->id, t->shapes + top->shape_off, &op->id, op->shape))
         return "a different op (parameter layout, configuration or kind)";
     if (ag_is_event_op(op->kind) && ag_event_is_dead(op->event))
         return "an event the program destroyed";
@@ -255,8 +248,8 @@ static int takes_op(struct ag_template *cand)
 
 /* A replay that stops at op pos, in any chunk, moves to another template that begins
  * as its own does up to pos (kernels of another function of the same form taken, as
- * same_identity takes them), has a chunk that begins where the one being matched does
- * and holds pos, and takes op (ag_template_same_prefix): the chunks launched so far
+ * ag_same_identity takes them), has a chunk that begins where the one being matched
+ * does and holds pos, and takes op (ag_template_same_prefix): the chunks launched so far
  * were the same ops for both, the ops held since the chunk began are the same ops
  * with their args at the same offsets of the pending args, and the new template's
  * slots are its old one's up to here.  Steps whose batch size picks other kernels, or

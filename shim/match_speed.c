@@ -245,10 +245,16 @@ static void count_engines(struct ag_speed_counts *c)
     }
 }
 
-/* One line per verdict, with AUTOGRAPH_EXPLAIN or AUTOGRAPH_LOG=info. */
+/* Whether the guard's decisions are told: AUTOGRAPH_EXPLAIN or AUTOGRAPH_LOG=info. */
+static int telling(void)
+{
+    return ag_config()->explain || ag_log_enabled(AG_LOG_INFO);
+}
+
+/* One line per verdict. */
 static void say_verdict(const struct ag_speed *g, uint64_t now)
 {
-    if (!ag_config()->explain && !ag_log_enabled(AG_LOG_INFO))
+    if (!telling())
         return;
     ag_log_topic("explain: ", "speed guard: eager work took %.3fx the time of graphed work "
                  "(median of %d paused blocks): graphing %s, next trial in %.0f s",
@@ -270,9 +276,10 @@ static void apply(enum ag_speed_action a, unsigned long launches)
     ag_introspect_unlock(taken);
 }
 
+/* One line per idle pause. */
 static void say_idle(const struct ag_speed *g, uint64_t now)
 {
-    if (!ag_config()->explain && !ag_log_enabled(AG_LOG_INFO))
+    if (!telling())
         return;
     ag_log_topic("explain: ", "speed guard: nothing made, replayed or stopped in %d "
                  "windows: recording paused for %.2f s", AG_SPEED_IDLE_WINDOWS,
