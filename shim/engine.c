@@ -149,6 +149,19 @@ int ag_stream_syncs_with_legacy(uintptr_t s)
     return ag_eng.be->stream_blocking(s);
 }
 
+/* The ops of [a, b) that are work a graph launch replaces: kernels, copies, memsets.
+ * Event records and waits cost the driver little eagerly and become edges in a graph,
+ * so a window of one kernel and its events is no cheaper replayed (JAX's op-by-op
+ * dispatch, its copies and events between host functions): they do not count towards
+ * AUTOGRAPH_MIN_OPS. */
+static size_t work_ops(const struct ag_window *w, size_t a, size_t b)
+{
+    size_t n = 0;
+    for (size_t i = a; i < b; i++)
+        n += !ag_is_event_op(w->ops[i].kind);
+    return n;
+}
+
 /* Why window ops [a, b) cannot become a graph, beyond what the window noted. */
 static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
 {
@@ -176,7 +189,7 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
         return AG_SKIP_LEGACY_MIX;
     if (ptds && ag_threads_seen() > 1)
         return AG_SKIP_PTDS_THREADS;
-    if ((int)(b - a) < ag_eng.p.min_ops)
+    if (work_ops(w, a, b) < (size_t)ag_eng.p.min_ops)
         return AG_SKIP_SHORT;
     return AG_SKIP_NONE;
 }
@@ -254,7 +267,7 @@ static void judge_window(void)
     uint64_t before = ag_eng.last_hash;
     int varied = 0, attempts, seen, repeats;
 
-    if (w->n >= (size_t)ag_eng.p.min_ops) {
+    if (work_ops(w, 0, w->n) >= (size_t)ag_eng.p.min_ops) {
         /* a window too short to graph (an upload between steps) is no step's
          * predecessor: the successor rule looks through it */
         ag_successor_note(before, w->hash);

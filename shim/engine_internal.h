@@ -55,7 +55,7 @@ enum ag_skip {
     AG_SKIP_NONE,
     AG_SKIP_WARMUP,        /* seen fewer than AUTOGRAPH_WARMUP times in a row */
     AG_SKIP_SHAPE_VARIES,  /* differs from the window before it */
-    AG_SKIP_SHORT,         /* fewer than AUTOGRAPH_MIN_OPS ops */
+    AG_SKIP_SHORT,         /* fewer than AUTOGRAPH_MIN_OPS work ops (events not counted) */
     AG_SKIP_FAILED_OP,     /* an op failed when issued */
     AG_SKIP_PTDS_THREADS,  /* per-thread default stream in a multi-threaded process */
     AG_SKIP_LEGACY_MIX,    /* the legacy stream together with blocking streams */

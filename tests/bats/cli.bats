@@ -85,13 +85,16 @@ windows() {
     [ "$rc" -eq 7 ]
 }
 
-@test "run: --set reaches the shim (AUTOGRAPH_MIN_OPS above the window's 24 ops: nothing graphed)" {
+@test "run: --set reaches the shim (AUTOGRAPH_MIN_OPS above the window's 14 kernels and memsets)" {
     cli short run --set AUTOGRAPH_MIN_OPS=100 --summary-file "$tmp/short.sum" -- "$prog" 20 4 3
     [ "$rc" -eq 0 ]
     grep -qx 'templates 0' "$tmp/short.sum"
     grep -q '^skip too_short [1-9]' "$tmp/short.sum"
-    cli long run --set=AUTOGRAPH_MIN_OPS=24 --summary-file="$tmp/long.sum" -- "$prog" 20 4 3
+    # its 10 event records and waits do not count towards the length
+    cli long run --set=AUTOGRAPH_MIN_OPS=14 --summary-file="$tmp/long.sum" -- "$prog" 20 4 3
     grep -qx 'templates 1' "$tmp/long.sum"
+    cli longer run --set=AUTOGRAPH_MIN_OPS=15 --summary-file="$tmp/longer.sum" -- "$prog" 20 4 3
+    grep -qx 'templates 0' "$tmp/longer.sum"
 }
 
 @test "run: every option becomes its variable; the library goes first in LD_PRELOAD" {

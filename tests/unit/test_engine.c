@@ -626,6 +626,32 @@ static void test_event_destroys(const struct ag_backend *events_backend, int fir
     ag_eng.be = was;
 }
 
+/* AUTOGRAPH_MIN_OPS counts kernels, copies and memsets, not event records and waits:
+ * a window of one kernel and four event ops (JAX's op-by-op dispatch) is too short,
+ * while one of four kernels and the same events becomes a graph (chunks of 4 + 4). */
+static void test_events_not_counted(void)
+{
+    const uintptr_t a = 0x1000, b = 0x2000, e1 = 0x7500, e2 = 0x7600;
+    const struct ag_backend *was = ag_eng.be;
+    reset();
+    ag_eng.be = &fake_events;
+    for (int kernels = 1; kernels <= 4; kernels += 3)
+        for (int it = 0; it < 6; it++) {
+            submit_on(1, (uint64_t)it, a);
+            submit_event_op(AG_OP_EVENT_RECORD, e1, a);
+            submit_event_op(AG_OP_EVENT_WAIT, e1, b);
+            submit_event_op(AG_OP_EVENT_RECORD, e2, b);
+            submit_event_op(AG_OP_EVENT_WAIT, e2, a);
+            for (int k = 1; k < kernels; k++)
+                submit_on(10 + k, (uint64_t)k, a);
+            sync_point();
+            if (kernels == 1)
+                CHECK(builds == 0 && ag_eng.s.skip[AG_SKIP_SHORT] == (unsigned long)it + 1);
+        }
+    CHECK(ag_eng.s.templates == 1 && builds == 2 && launches > 0 && same_order());
+    ag_eng.be = was;
+}
+
 /* The links of the event waits the backend was given to build, in build order. */
 static int wait_links[64], nwait_links;
 
@@ -700,6 +726,7 @@ static void test_fast_event_mismatches(void)
         submit_on(2, 2, b);
         submit_event_op(AG_OP_EVENT_RECORD, e3, b);
         submit_on(3, 3, a);
+        submit_on(4, 4, b);                 /* four kernels: long enough to graph */
         sync_point();
         if (dead)
             ag_engine_event_created(e3);    /* live again for the next step */
@@ -1374,6 +1401,7 @@ int main(void)
     test_light_recording();
     test_skimming();
     test_futile();
+    test_events_not_counted();
     test_mismatch_retire();
     test_backoff();
     test_backoff_window_ends();
