@@ -8,9 +8,13 @@
  * shim would add (a GPU-bound fork-join loop then runs its branches one after the
  * other).  So a cut is kept only where it adds no order the program does not have:
  * after the cut, each stream's first op already comes after every op before the cut,
- * through its stream's order and the event waits (vector clocks over the template's
- * ops).  The legacy stream's implicit order is left out: that can only find fewer
- * cuts, never one that adds an order.  A cut the chunk plan asks for that is not such
+ * through its stream's order, the event waits and the legacy stream's implicit
+ * synchronization (vector clocks over the template's ops): a legacy op comes after
+ * all earlier work of the blocking streams, and a blocking stream's op after all
+ * earlier legacy work.  A step of kernels on a created stream with synchronous copies
+ * and memsets on the legacy stream between them is then one order, cut anywhere: its
+ * chunks go to the GPU while the program still submits (one chunk held to the step's
+ * last copy would leave the GPU idle meanwhile).  A cut the chunk plan asks for that is not such
  * a cut moves to the next one in the direction the plan cuts (for a plan cut from the
  * end, ag_plan_from_end, to the one before); where there is none, the rest of the
  * window is one chunk.  The cuts after collectives
@@ -23,10 +27,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The legacy stream's slot, or -1, and a bit per slot of a stream that synchronizes
+ * with it (blocking, or the per-thread default stream). */
+static int legacy_slots(const struct ag_template *t, unsigned *blocking)
+{
+    int legacy = -1;
+    unsigned seen = 0;
+    *blocking = 0;
+    for (int i = 0; i < t->nops; i++) {
+        int s = t->ops[i].slot;
+        if (seen & (1u << s))
+            continue;
+        seen |= 1u << s;
+        if (t->ops[i].stream == AG_STREAM_LEGACY)
+            legacy = s;
+        else if (ag_stream_syncs_with_legacy(t->ops[i].stream))
+            *blocking |= 1u << s;
+    }
+    return legacy;
+}
+
+/* v = the elementwise latest of v and the clock of op j. */
+static void clock_join(int *v, const int *vj, int S)
+{
+    for (int k = 0; k < S; k++)
+        if (vj[k] > v[k])
+            v[k] = vj[k];
+}
+
 /* safe[p] = 1 when a cut before op p adds no order (1 <= p < nops). */
 static int find_safe_cuts(const struct ag_template *t, unsigned char *safe)
 {
     int n = t->nops, S = AG_MAX_SLOTS, *vc, *next, last[AG_MAX_SLOTS], prev[AG_MAX_SLOTS];
+    unsigned blocking;
+    int legacy = legacy_slots(t, &blocking);
     vc = malloc((size_t)n * S * sizeof *vc);          /* vc[i*S+s]: last op of slot s before op i */
     next = malloc((size_t)(n + 1) * S * sizeof *next); /* next[p*S+m]: first op >= p on slot m */
     if (vc == NULL || next == NULL) {
@@ -45,9 +79,12 @@ static int find_safe_cuts(const struct ag_template *t, unsigned char *safe)
             for (int k = 0; k < S; k++)
                 v[k] = -1;
         if (t->ops[i].kind == AG_OP_EVENT_WAIT && link >= 0 && link < i)
-            for (int k = 0; k < S; k++)
-                if (vc[(size_t)link * S + k] > v[k])
-                    v[k] = vc[(size_t)link * S + k];
+            clock_join(v, vc + (size_t)link * S, S);
+        for (int b = 0; s == legacy && b < S; b++)      /* legacy after blocking work */
+            if ((blocking & (1u << b)) && prev[b] >= 0)
+                clock_join(v, vc + (size_t)prev[b] * S, S);
+        if (legacy >= 0 && (blocking & (1u << s)) && prev[legacy] >= 0)
+            clock_join(v, vc + (size_t)prev[legacy] * S, S);   /* and the reverse */
         v[s] = i;
         prev[s] = i;
     }

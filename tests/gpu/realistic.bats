@@ -101,6 +101,10 @@ rl_futile_then_idle() {
 @test "realistic: C trainer (cuBLASLt, legacy-stream memsets, synchronous copies mid-step): same losses and parameters, graphed" {
     rl_pair trainer "$AG_BIN/trainer_static" --steps 200 || return 1
     rl_share_at_least 95
+    # its legacy-stream copies and memsets order the whole step: the step is cut into
+    # chunks that reach the GPU while the program still submits
+    [ "$(ag_sum chunk_launches "$BATS_TEST_TMPDIR"/b.sum.*)" -gt \
+      "$((2 * $(ag_sum replays "$BATS_TEST_TMPDIR"/b.sum.*)))" ]
 }
 
 @test "realistic: pageable uploads while the GPU runs behind, a ring of 1 MiB (slots reused only once read): same result, staged, graphed" {
