@@ -112,10 +112,12 @@ rl_futile_then_idle() {
     # blocks eagerly, unstaged, and the point here is the staging
     rl_pair staged-burst env AUTOGRAPH_STAGE_MB=1 AUTOGRAPH_GUARD_MS=0 \
         "$AG_BIN/staged_static" --mode burst || return 1
-    [ "$(ag_sum staged_in "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 1000 ]
-    [ "$(ag_sum staging_refused "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 0 ]
     # where the full ring cuts the run into windows depends on how far the GPU lags
-    # (83.5% and 56.1% graphed on the H100 in two runs): the point here is the bytes
+    # (83.5% and 56.1% graphed on the H100 in two runs, 45.1% on an H200 beside five
+    # other suites): the point here is the bytes, staged in every graphed iteration
+    # (of 2000) and refused when the ring is full
+    [ "$(ag_sum staged_in "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 500 ]
+    [ "$(ag_sum staging_refused "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 0 ]
     rl_share_at_least 40
 }
 
