@@ -28,20 +28,22 @@
 #include <string.h>
 
 /* The legacy stream's slot, or -1, and a bit per slot of a stream that synchronizes
- * with it (blocking, or the per-thread default stream). */
+ * with it (blocking, or the per-thread default stream).  Without legacy work there is
+ * no implicit order, and the streams' flags are not asked. */
 static int legacy_slots(const struct ag_template *t, unsigned *blocking)
 {
     int legacy = -1;
     unsigned seen = 0;
     *blocking = 0;
-    for (int i = 0; i < t->nops; i++) {
+    for (int s = 0; s < t->nslots; s++)
+        if (t->slot_fixed[s] == AG_STREAM_LEGACY)
+            legacy = s;
+    for (int i = 0; legacy >= 0 && i < t->nops; i++) {
         int s = t->ops[i].slot;
-        if (seen & (1u << s))
+        if (s == legacy || (seen & (1u << s)))
             continue;
         seen |= 1u << s;
-        if (t->ops[i].stream == AG_STREAM_LEGACY)
-            legacy = s;
-        else if (ag_stream_syncs_with_legacy(t->ops[i].stream))
+        if (ag_stream_syncs_with_legacy(t->ops[i].stream))
             *blocking |= 1u << s;
     }
     return legacy;
