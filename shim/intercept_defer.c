@@ -216,6 +216,20 @@ static CUresult stage_wait(void)
     return rc;
 }
 
+/* Whether a recorded call that goes to the driver (how: AG_EAGER or AG_QUEUED) returns
+ * only once its stream is done, as a held one does through stage_wait (*stream: its
+ * key).  Such a call ends the window after it as stage_wait does: the windows recorded
+ * while copies go to the driver (first sightings, light recording, skimming) must end
+ * where replays that hold the copy end, else a window recorded across the copy (the
+ * copy, then the next iteration's ops) makes a template whose every replay stops. */
+static inline int eager_wait(int how, uintptr_t *stream)
+{
+    if ((how != AG_EAGER && how != AG_QUEUED) || !ag_stage_call.owed || !ag_stage_call.wait)
+        return 0;
+    *stream = ag_stage_call.stream;
+    return 1;
+}
+
 /* ---- recorder adapters: one per kind of call ---------------------------------------- */
 
 static inline int record_memset8(struct ag_op *op, int id, CUdeviceptr dst, unsigned char v,
@@ -458,7 +472,8 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         CUresult (*real) AG_PARAMS_##sym = ag_real_fn(AG_EP_##sym);            \
         CUresult result, held_result = CUDA_SUCCESS;                           \
         struct ag_op op;                                                       \
-        int how = AG_PASS;                                                     \
+        int how = AG_PASS, waited = 0;                                         \
+        uintptr_t wait_stream = 0;                                             \
         uint64_t t_in = TIMED ? ag_timing_now() : 0;                           \
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
@@ -473,6 +488,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
                                                    : offer_unrecorded(&op))    \
                        == AG_RECORD_FULL)                                      \
                     ag_record_light = 0;                                       \
+                waited = eager_wait(how, &wait_stream);                        \
                 held_result = ag_stage_settle(how == AG_HELD) ?                \
                               stage_wait() : CUDA_SUCCESS;                     \
             }                                                                  \
@@ -500,6 +516,9 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         else if (how == AG_QUEUED && result != CUDA_SUCCESS)                   \
             ag_engine_light_failed();                                          \
         ag_call_done(AG_EP_##sym, result);                                     \
+        if (waited && result == CUDA_SUCCESS)                                  \
+            ag_intercept_before(AG_EP_cuStreamSynchronize,                     \
+                                (uintptr_t)ag_stream_handle(wait_stream));     \
         if (AG_WAITS_##kind)                                                   \
             ag_speed_sync();                                                   \
         if (TIMED)                                                             \

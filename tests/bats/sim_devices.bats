@@ -252,22 +252,23 @@ graphed_on() {
     graphed_on 1 85 "$tmp/on_switch.summary"
     grep -qx "cross_context_ops 0" "$tmp/on_switch.summary"
     # a device's stream synchronize ends that device's window only: as many windows
-    # end at a sync as the program synchronizes
-    grep -qx "flush sync 80" "$tmp/on_switch.summary"
+    # end at a sync as the program synchronizes (80), and the copies it reads back at
+    # the end, which wait as a synchronize does, end theirs (4)
+    grep -qx "flush sync 84" "$tmp/on_switch.summary"
 }
 
 @test "sim devices: the legacy stream and cuCtxSynchronize, switching devices, both graphed" {
     same_as_off legacy 40
     graphed_on 0 85 "$tmp/on_legacy.summary"
     graphed_on 1 85 "$tmp/on_legacy.summary"
-    grep -qx "flush sync 80" "$tmp/on_legacy.summary"
+    grep -qx "flush sync 84" "$tmp/on_legacy.summary"
 }
 
 @test "sim devices: a host thread per device gets both devices graphed" {
     same_as_off threads 40
     graphed_on 0 85 "$tmp/on_threads.summary"
     graphed_on 1 85 "$tmp/on_threads.summary"
-    grep -qx "flush sync 80" "$tmp/on_threads.summary"
+    grep -qx "flush sync 84" "$tmp/on_threads.summary"
 }
 
 @test "sim devices: cross-device event waits and peer copies stay correct, windows end there" {

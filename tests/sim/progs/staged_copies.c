@@ -14,8 +14,10 @@
  *   sync    the C trainer's habits: add_one on x on blocking stream s, cuMemsetD8 of
  *           z (legacy stream), scale on z on s, cuMemcpyHtoD of the host array into y
  *           (overwritten at once), add_one on y on s, add_one on z on s, cuMemcpyDtoH
- *           of y's first 4 words into pinned memory and of z's first word into a stack
- *           scalar, read at once; cuCtxSynchronize every 4th iteration only.
+ *           of z's first word into a stack scalar and of y's first 4 words into pinned
+ *           memory, read at once; cuCtxSynchronize every 4th iteration only.  Each
+ *           synchronous copy to the host ends a window (the first one the step's, held
+ *           and staged out; the second one alone).
  *   burst   created blocking stream s; each iteration: the host array filled,
  *           cuMemcpyHtoDAsync of it into y, add_one on y, scale on x, add_one on x,
  *           with no synchronization at all until the end (the ring fills up unless
@@ -83,8 +85,8 @@ static void sync_iteration(int it, int *pinned)
     memset(host, 0x55, sizeof host);
     add(&y);
     add(&z);
-    CK(cuMemcpyDtoH(pinned, y, 4 * sizeof(int)));
     CK(cuMemcpyDtoH(&z0, z, sizeof z0));
+    CK(cuMemcpyDtoH(pinned, y, 4 * sizeof(int)));
     host_sum += (long long)pinned[0] + (long long)pinned[3] * 2 + (long long)z0 * 5;
     if (it % 4 == 3)
         CK(cuCtxSynchronize());
