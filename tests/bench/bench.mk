@@ -22,9 +22,9 @@
 #                      cold between launches (tests/bench/cold_bench.sh: the simulator
 #                      under cachegrind; no GPU needed, "skipped" without valgrind)
 #   make bench-loose   realistic loops (tests/bench/loose_bench.sh): a solver reading a
-#                      scalar back, alloc and free per iteration, a C trainer, PyTorch
-#                      and JAX training loops; without and with the shim, alternating
-#                      processes
+#                      scalar back, alloc and free per iteration, a C trainer, loops
+#                      shaped like the CUDA samples, PyTorch and JAX training loops;
+#                      without and with the shim, alternating processes
 #   make bench-dyn     dynamic shapes (tests/bench/dyn_bench.sh): a C decode loop whose
 #                      grids grow, PyTorch GPT-2 decoding and generate(), batches 1..8
 #   make bench-progs   build the benchmark programs into $(BUILD)/bench/

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # loose_bench.sh -- realistic loops (a solver, alloc and free per iteration, a C trainer,
-# PyTorch and JAX training loops) with and without libautograph, side by
-# side: same output?  how much faster?  how much graphed?
+# loops shaped like the CUDA samples, PyTorch and JAX training loops) with and without
+# libautograph, side by side: same output?  how much faster?  how much graphed?
 #
 # usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...]
 #                       LIBAUTOGRAPH_SO OUTDIR
 #
-#   Builds solver_prog, alloc_loop_prog and trainer_prog (cuBLASLt) with nvcc into
-#   OUTDIR/bin, then for each workload
+#   Builds solver_prog, alloc_loop_prog, trainer_prog (cuBLASLt) and samples_prog (Thrust,
+#   cuRAND) with nvcc into OUTDIR/bin, then for each workload
 #     (a) runs it without the shim                     -> OUTDIR/<name>.off.{out,err}
 #     (b) runs it with LD_PRELOAD=LIB AUTOGRAPH_SUMMARY=1 -> OUTDIR/<name>.on.{out,err},
 #         the exit summary (its "libautograph:" lines) -> OUTDIR/<name>.summary
@@ -16,8 +16,11 @@
 #     the median of the per-process "per_iter_us p50" per side
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
-#   (--stream), alloc_loop, alloc_async (--async), trainer, torch_train
-#   (torch_train_loop.py, when python3 can import torch with a GPU), jax_train,
+#   (--stream), alloc_loop, alloc_async (--async), trainer, samples_thrust,
+#   samples_symbol, samples_pitch2d, samples_timing, samples_streams, samples_query,
+#   samples_hostfunc, samples_curand (samples_prog --mode thrust ... curand), torch_train
+#   (torch_train_loop.py, when python3 can import torch with a GPU), torch_modern and
+#   torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler; bf16, fused AdamW), jax_train,
 #   jax_nocb and jax_eager (jax_train_loop.py: a jit step, the same with XLA's command
 #   buffers off, and op by op, when it can import jax).
 #
@@ -42,6 +45,7 @@ if [ $build -eq 1 ]; then
     build_prog solver_prog
     build_prog alloc_loop_prog
     build_prog trainer_prog -lcublasLt
+    build_prog samples_prog -lcurand
 fi
 
 # --- workloads: name and command ---------------------------------------------------------------
@@ -53,6 +57,14 @@ add solver_stream "$bin/solver_prog --stream"
 add alloc_loop "$bin/alloc_loop_prog"
 add alloc_async "$bin/alloc_loop_prog --async"
 add trainer "$bin/trainer_prog"
+add samples_thrust "$bin/samples_prog --mode thrust"
+add samples_symbol "$bin/samples_prog --mode symbol"
+add samples_pitch2d "$bin/samples_prog --mode pitch2d"
+add samples_timing "$bin/samples_prog --mode timing"
+add samples_streams "$bin/samples_prog --mode streams"
+add samples_query "$bin/samples_prog --mode query"
+add samples_hostfunc "$bin/samples_prog --mode hostfunc"
+add samples_curand "$bin/samples_prog --mode curand"
 if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     if torch_cuda_ok; then
         add torch_train "$PYTHON $pysrc"
@@ -61,6 +73,16 @@ if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     fi
 else
     say "torch_train_loop.py not found: torch_train skipped"
+fi
+if msrc=$(find_src torch_modern_loop.py 2>/dev/null); then
+    if torch_cuda_ok; then
+        add torch_modern "$PYTHON $msrc"
+        add torch_modern_bf16 "$PYTHON $msrc --amp bf16 --fused"
+    else
+        say "torch (with CUDA) not importable by $PYTHON: torch_modern skipped"
+    fi
+else
+    say "torch_modern_loop.py not found: torch_modern skipped"
 fi
 if jsrc=$(find_src jax_train_loop.py 2>/dev/null) && "$PYTHON" -c 'import jax' 2>/dev/null; then
     add jax_train "$PYTHON $jsrc --steps 100"

@@ -14,7 +14,20 @@
 #                       a scalar read into a stack variable, synchronous copies and memsets
 #   decode_static       a decode loop of 400 tokens whose attention grids grow, no sync
 #                       inside (and a sync per token reading the token back)
+#   samples_static      loops shaped like the CUDA samples, one mode each: thrust
+#                       (thrust::transform, thrust::reduce to a host scalar: Thrust's own
+#                       cudaMalloc, cudaFree and synchronous copy), symbol (cudaMemcpyToSymbol
+#                       of __constant__ coefficients, a synchronous read back), pitch2d
+#                       (cudaMallocPitch, cudaMemcpy2D both ways, image filters), timing
+#                       (cudaEventElapsedTime of every iteration), streams (simpleStreams:
+#                       pinned memory, 4 streams, cudaDeviceSynchronize), query (polling
+#                       cudaEventQuery, then cudaStreamQuery), hostfunc (cudaLaunchHostFunc
+#                       callbacks that read and write mapped memory), curand (cuRAND's
+#                       Philox generator on a created stream)
 #   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
+#   torch_modern_loop.py a PyTorch MLP trained the modern way: fp16 autocast and GradScaler
+#                       (or bf16 and fused AdamW), dropout, AdamW and OneCycleLR, pinned
+#                       non_blocking uploads, .item() every 10 steps, an eval pass per epoch
 #   torch_decode.py     GPT-2 (random weights) greedy decoding with a growing KV cache,
 #                       and an inference loop whose batch size cycles 1..8
 #   jax_train_loop.py   a JAX MLP trained with per-step uploads and float(loss): one jit
@@ -169,6 +182,16 @@ rl_futile_then_idle() {
     rl_share_at_least 90
 }
 
+@test "realistic: PyTorch training the modern way (fp16 autocast and GradScaler, dropout, AdamW with OneCycleLR, pinned non_blocking uploads, .item() every 10 steps): same losses, eval counts and state" {
+    need_torch
+    rl_pair torch-modern "$AG_PY" tests/gpu/torch_modern_loop.py --steps 400
+}
+
+@test "realistic: PyTorch training the modern way, bf16 autocast and fused AdamW (no sync but the logging): same losses, eval counts and state" {
+    need_torch
+    rl_pair torch-modern-bf16 "$AG_PY" tests/gpu/torch_modern_loop.py --steps 400 --amp bf16 --fused
+}
+
 @test "realistic: PyTorch GPT-2 greedy decode loop, 400 tokens, growing KV cache: same tokens" {
     need_torch
     "$AG_PY" -c 'import transformers' 2>/dev/null || skip "no transformers"
@@ -184,6 +207,51 @@ rl_futile_then_idle() {
 @test "realistic: PyTorch inference with the batch size cycling 1..8: same outputs" {
     need_torch
     rl_pair torch-batches "$AG_PY" tests/gpu/torch_decode.py --mode batches --model mlp
+}
+
+# samples_prog.cu: the habits of the CUDA samples and of ordinary user code.  Each mode
+# must give the same results with the shim; the modes the engine graphs have a floor
+# (thrust, pitch2d and hostfunc are left eager: too short, 2D copies, host functions).
+@test "realistic: samples thrust: thrust::transform, thrust::reduce to a host scalar (Thrust's cudaMalloc, cudaFree, synchronous copy) every iteration: same results" {
+    rl_pair samples-thrust "$AG_BIN/samples_static" --mode thrust
+}
+
+@test "realistic: samples symbol: cudaMemcpyToSymbol of __constant__ coefficients, 5 kernels, a synchronous cudaMemcpy back, every iteration: same results" {
+    rl_pair samples-symbol "$AG_BIN/samples_static" --mode symbol || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: samples pitch2d: pageable image uploaded and read back with cudaMemcpy2D (cudaMallocPitch), 3 filter kernels, every iteration: same results" {
+    rl_pair samples-pitch2d "$AG_BIN/samples_static" --mode pitch2d
+}
+
+@test "realistic: samples timing: cudaEventRecord around 6 kernels, cudaEventSynchronize, cudaEventElapsedTime, every iteration: same results, valid times" {
+    rl_pair samples-timing "$AG_BIN/samples_static" --mode timing || return 1
+    rl_share_at_least 90
+    # the synchronous copy after the timed events ends its window whether it is held or
+    # not: no template recorded across it whose every replay stops (1054 of them before)
+    local templates
+    templates=$(ag_sum templates "$BATS_TEST_TMPDIR"/b.sum.*)
+    [ "$templates" -le 4 ] || { echo "templates $templates: rebuilt again and again" >&2; return 1; }
+}
+
+@test "realistic: samples streams: simpleStreams (pinned memory, 4 streams of upload, kernel, download, cudaDeviceSynchronize): same results" {
+    rl_pair samples-streams "$AG_BIN/samples_static" --mode streams || return 1
+    rl_share_at_least 80
+}
+
+@test "realistic: samples query: asyncAPI (spin on cudaEventQuery, then cudaStreamQuery) every iteration: same results" {
+    rl_pair samples-query "$AG_BIN/samples_static" --mode query || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: samples hostfunc: cudaLaunchHostFunc callbacks between kernels, reading and writing mapped memory: same results, callbacks in order" {
+    rl_pair samples-hostfunc "$AG_BIN/samples_static" --mode hostfunc
+}
+
+@test "realistic: samples curand: curandGenerate (Philox) on a created stream, 3 kernels, an async copy to pinned memory, a stream sync, every iteration: same results" {
+    rl_pair samples-curand "$AG_BIN/samples_static" --mode curand || return 1
+    rl_share_at_least 80
 }
 
 # match_speed.c: with AUTOGRAPH_GUARD_MS=1 the speed guard's trials start at the first
