@@ -69,6 +69,9 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_train_loop import deterministic_setup, percentiles  # noqa: E402
+
 IN, WIDTH, HIDDEN, DEPTH, CLASSES = 128, 256, 512, 4, 10
 N_TRAIN, N_EVAL, EVAL_BATCH = 8192, 2048, 512
 P_DROP = 0.1
@@ -138,14 +141,6 @@ class Loader:
                 xb, yb = xb.pin_memory(), yb.pin_memory()
             yield (xb.to(self.device, non_blocking=True),
                    yb.to(self.device, non_blocking=True))
-
-
-def percentiles(times_ns):
-    if not times_ns:
-        return "per_iter_us p50 nan p90 nan"
-    v = sorted(t / 1000.0 for t in times_ns)
-    n = len(v)
-    return "per_iter_us p50 %.2f p90 %.2f" % (v[(n - 1) // 2], v[int((n - 1) * 0.9)])
 
 
 def tensor_bytes(t):
@@ -284,12 +279,7 @@ def main():
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit("torch_modern_loop.py: torch.cuda.is_available() is False (--device cpu?)")
 
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.deterministic = True
-    torch.manual_seed(0)
+    deterministic_setup()
 
     times = train(args, device)
     if args.time:

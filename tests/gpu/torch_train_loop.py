@@ -65,6 +65,16 @@ def make_data(kind, batch, gen):
     return xs, ys
 
 
+def deterministic_setup():
+    """Deterministic kernels, no TF32, cuDNN without autotuning, the global seed 0."""
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+    torch.manual_seed(0)
+
+
 def percentiles(times_ns):
     if not times_ns:
         return "per_iter_us p50 nan p90 nan"
@@ -140,12 +150,7 @@ def main():
     if args.infer_batches:
         batch = max(batch, 8)
 
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.deterministic = True
-    torch.manual_seed(0)
+    deterministic_setup()
     gen = torch.Generator().manual_seed(1234)
 
     model = make_model(args.model).to("cuda")
