@@ -216,15 +216,17 @@ static CUresult stage_wait(void)
     return rc;
 }
 
-/* Whether a recorded call that goes to the driver (how: AG_EAGER or AG_QUEUED) returns
- * only once its stream is done, as a held one does through stage_wait (*stream: its
- * key).  Such a call ends the window after it as stage_wait does: the windows recorded
- * while copies go to the driver (first sightings, light recording, skimming) must end
+/* Whether a call recorded in full that goes to the driver (how: AG_EAGER) returns only
+ * once its stream is done, as a held one does through stage_wait (*stream: its key).
+ * Such a call ends the window after it as stage_wait does: the windows recorded while
+ * copies go to the driver (a window's first sightings, a replay that stopped) must end
  * where replays that hold the copy end, else a window recorded across the copy (the
- * copy, then the next iteration's ops) makes a template whose every replay stops. */
+ * copy, then the next iteration's ops) makes a template whose every replay stops.  A
+ * light record stages nothing (record_ops.c) and owes nothing: light windows only tell
+ * repeats, and full recording takes over where they repeat. */
 static inline int eager_wait(int how, uintptr_t *stream)
 {
-    if ((how != AG_EAGER && how != AG_QUEUED) || !ag_stage_call.owed || !ag_stage_call.wait)
+    if (how != AG_EAGER || !ag_stage_call.owed || !ag_stage_call.wait)
         return 0;
     *stream = ag_stage_call.stream;
     return 1;
