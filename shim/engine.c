@@ -328,7 +328,7 @@ static void note_window_length(size_t n)
 void ag_engine_end_window(enum ag_flush_reason reason)
 {
     if (ag_eng.r.t)
-        ag_replay_mismatch(ag_stop_window_end);
+        ag_replay_window_ended(reason);
     ag_skim_window_end(reason, ag_eng.w.n == 0);
     if (ag_eng.w.n == 0)
         return;

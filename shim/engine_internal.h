@@ -199,6 +199,7 @@ struct ag_replay {              /* read by every held op: its first line first *
     size_t pending_cap;
     unsigned stopped_id;        /* the template whose replay stopped last, and the */
     unsigned long stopped_window;   /* window it stopped in (s.windows then) */
+    enum ag_flush_reason ended_by;  /* the flush point that stopped it, if one did */
 };
 
 struct ag_stats {               /* those a replay counts first, in one cache line */
@@ -596,6 +597,7 @@ int ag_replay_offer(const struct ag_op *op);
 extern const char ag_stop_window_end[];  /* the stop a window's end makes (a flush) */
 void ag_replay_abort(const char *why);
 void ag_replay_mismatch(const char *why);   /* abort; a template that keeps stopping goes */
+void ag_replay_window_ended(enum ag_flush_reason reason);  /* a flush stopped the replay */
 void ag_issue_held(size_t from);
 void ag_issue_ops(size_t from, size_t to);   /* window ops [from, to), held or not */
 

@@ -89,6 +89,13 @@ int ag_replay_holds(uintptr_t stream, uintptr_t event)
  * template's, so no sign that templates are futile (match_backoff.c). */
 const char ag_stop_window_end[] = "the window ended before the template did";
 
+/* A flush point (reason) ended the window under a replay: it stops there. */
+void ag_replay_window_ended(enum ag_flush_reason reason)
+{
+    ag_eng.r.ended_by = reason;
+    ag_replay_mismatch(ag_stop_window_end);
+}
+
 /* Ends the replay: held ops are issued eagerly.  `why` (NULL for a completed
  * replay) goes to the explain log. */
 void ag_replay_abort(const char *why)
@@ -106,8 +113,10 @@ void ag_replay_abort(const char *why)
         ag_eng.s.mismatches++;
         if (why != ag_stop_window_end)
             ag_backoff_stopped();
-        ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s; "
-                   "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why);
+        ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s%s%s; "
+                   "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why,
+                   why == ag_stop_window_end ? ", at a flush point: " : "",
+                   why == ag_stop_window_end ? ag_flush_reason_name(ag_eng.r.ended_by) : "");
     }
     set_replay(NULL);
     ag_eng.w.period_base = ag_eng.w.n;

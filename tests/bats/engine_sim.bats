@@ -871,7 +871,8 @@ staged() {
 @test "cycle_shapes: a cycle of 8 window shapes between futile one-op windows is not skimmed for ever, each replay starts with its own template: same sums, graphed" {
     [ -x build/sim/progs/cycle_shapes ] || skip "cycle_shapes not built (make sim)"
     sim_run plain cycle_shapes -- 400
-    sim_run shim cycle_shapes LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 400
+    sim_run shim cycle_shapes LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        AUTOGRAPH_EXPLAIN=1 -- 400
     same plain shim "cycle_shapes 400" || return 1
     load shim
     echo "templates=${S[templates]} replays=${S[replays]} mismatches=${S[mismatches]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
@@ -879,6 +880,9 @@ staged() {
                                            # while a direct-mapped successor table lost
                                            # one of the 8 shapes to a collision)
     want mismatches -le 80
+    # the first replay cut short by the next step's synchronize says which flush point
+    grep -q 'replay stopped at op [0-9]*: the window ended before the template did, at a flush point: sync;' \
+        "$tmp/shim.err"
 }
 
 # decode_long TAG TOKENS SYNC_EVERY: a run with the shim; its peak memory into HWM
