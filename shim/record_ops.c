@@ -194,14 +194,18 @@ int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned valu
     return 1;
 }
 
-/* Memory types asked of the driver, per thread, by 4 KiB page: a program copies to
- * and from the same few buffers (a stack scalar, a staging array) every step, and
- * each cuPointerGetAttribute is a driver call.  A page's type changes only when the
- * program allocates, frees, registers or unregisters memory (intercept_lifetime.c
- * calls ag_record_memory_changed), which empties every thread's cache. */
+/* Memory types asked of the driver, per thread, by address: a program copies to and
+ * from the same few buffers (a stack scalar, a staging array) every step, and each
+ * cuPointerGetAttribute is a driver call.  Not by page: one page may hold memory of
+ * two types (a registered host range that ends mid-page and pageable memory after it;
+ * on the simulator, device and pinned allocations from one heap), and a copy to
+ * pageable memory taken for pinned would be held without its wait.  An address's type
+ * changes only when the program allocates, frees, registers or unregisters memory
+ * (intercept_lifetime.c calls ag_record_memory_changed), which empties every thread's
+ * cache. */
 #define TYPE_CACHE 64
 static unsigned memory_generation = 1;
-static AG_TLS struct { uintptr_t page; unsigned generation, type; } type_cache[TYPE_CACHE];
+static AG_TLS struct { uintptr_t ptr; unsigned generation, type; } type_cache[TYPE_CACHE];
 
 void ag_record_memory_changed(void)
 {
@@ -213,14 +217,14 @@ static unsigned memory_type(uintptr_t ptr)
 {
     DRIVER_FN(get_attribute, cuPointerGetAttribute);
     unsigned type = 0, generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
-    uintptr_t page = ptr >> 12;
-    __typeof__(type_cache[0]) *e = &type_cache[(page ^ (page >> 6)) % TYPE_CACHE];
-    if (e->generation == generation && e->page == page)
+    uintptr_t mix = ptr ^ (ptr >> 12) ^ (ptr >> 24);
+    __typeof__(type_cache[0]) *e = &type_cache[(mix ^ (mix >> 6)) % TYPE_CACHE];
+    if (e->generation == generation && e->ptr == ptr)
         return e->type;
     if (get_attribute == NULL ||
         get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)ptr) != CUDA_SUCCESS)
         type = 0;
-    e->page = page;
+    e->ptr = ptr;
     e->type = type;
     e->generation = generation;
     return type;
