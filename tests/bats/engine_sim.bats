@@ -808,6 +808,12 @@ staged() {
     want retired -eq 0
 }
 
+@test "staged_copies: a page half registered (pinned), half pageable: the pageable half's copy is staged and waited for, not taken for pinned: same sums" {
+    staged page 200
+    want staged_out -ge 150          # the pageable half's copy, held and waited for
+    want launches_graphed -ge 400
+}
+
 @test "staged_copies: a ring of 1 MiB wraps round many times (slots given back at their fences): same sums" {
     staged async 3000 -- AUTOGRAPH_STAGE_MB=1
     want staged_in -ge 5000

@@ -22,6 +22,14 @@
  *           cuMemcpyHtoDAsync of it into y, add_one on y, scale on x, add_one on x,
  *           with no synchronization at all until the end (the ring fills up unless
  *           its slots are fenced when a full ring ends a window).
+ *   page    one 4 KiB page of pageable memory whose first 64 bytes are registered
+ *           (cuMemHostRegister: pinned); created blocking stream s; each iteration:
+ *           add_one on x, add_one on y, cuMemcpyDtoHAsync of x[0] into the registered
+ *           bytes (pinned: asynchronous) and of y[0] into the page's second half
+ *           (pageable: the call returns once done), the latter added to the host's sums
+ *           at once, then a memset and a kernel more; cuStreamSynchronize every 8th
+ *           iteration, the registered word added then.  A memory type taken per page
+ *           would take the pageable half for pinned and hold its copy without a wait.
  *   solver  the solver loop (issue 31): created blocking stream s; each iteration:
  *           cuMemsetD8Async of z's first word, add_one on x, cuMemcpyDtoHAsync of
  *           x[0] into a stack scalar (pageable: returns once done), cuStreamSynchronize,
@@ -102,6 +110,22 @@ static void solver_iteration(int it)
     host_sum += x0;
 }
 
+static void page_iteration(int it, int *page)
+{
+    int *pinned = page, *pageable = page + 512;
+    add(&x);
+    add(&y);
+    CK(cuMemcpyDtoHAsync(pinned, x, sizeof(int), s));
+    CK(cuMemcpyDtoHAsync(pageable, y, sizeof(int), s));
+    host_sum += *pageable;                /* done at the return */
+    CK(cuMemsetD8Async(z, (unsigned char)(it & 0x3f), sizeof(int), s));
+    neg(&x);
+    if (it % 8 == 7) {
+        CK(cuStreamSynchronize(s));
+        host_sum += (long long)*pinned * 3;
+    }
+}
+
 static void burst_iteration(int it)
 {
     int host[PROG_N];
@@ -130,9 +154,10 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int iters = argc > 2 ? atoi(argv[2]) : 0, *pinned;
     int sync = !strcmp(mode, "sync"), burst = !strcmp(mode, "burst");
-    int solver = !strcmp(mode, "solver");
-    if ((!sync && !burst && !solver && strcmp(mode, "async")) || iters <= 0) {
-        fprintf(stderr, "usage: staged_copies async|sync|burst|solver ITER\n");
+    int solver = !strcmp(mode, "solver"), paged = !strcmp(mode, "page");
+    int *page = NULL;
+    if ((!sync && !burst && !solver && !paged && strcmp(mode, "async")) || iters <= 0) {
+        fprintf(stderr, "usage: staged_copies async|sync|burst|page|solver ITER\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -146,9 +171,17 @@ int main(int argc, char **argv)
     CK(cuMemsetD32(x, 1u, PROG_N));
     CK(cuMemsetD32(y, 2u, PROG_N));
     CK(cuMemsetD32(z, 3u, PROG_N));
+    if (paged) {
+        if ((page = aligned_alloc(4096, 4096)) == NULL)
+            return 1;
+        memset(page, 0, 4096);
+        CK(cuMemHostRegister(page, 64, 0));
+    }
     CK(cuCtxSynchronize());
     for (int it = 0; it < iters; it++) {
-        if (sync)
+        if (paged)
+            page_iteration(it, page);
+        else if (sync)
             sync_iteration(it, pinned);
         else if (burst)
             burst_iteration(it);
