@@ -1,10 +1,10 @@
 // prog_common.cuh -- what the GPU suite's runtime-API test programs share
-// (engine_prog.cu, capture_prog.cu, threads_prog.cu, errors_prog.cu): the launch-and-count
-// macro KL, a few deterministic kernels (seed, tiny, affine, heavy, combine), the
-// "<mode> <buffer> bytes <n> fnv1a64 <hex>" result lines (FNV-1a and now_us come from
-// loop_timing.cuh, mix32 from fill_hash.cuh), buffer and stream helpers, and the
-// argument parser.  One translation unit per program
-// includes it (static definitions).
+// (engine_prog.cu, capture_prog.cu, threads_prog.cu, errors_prog.cu, samples_prog.cu):
+// the launch-and-count macro KL, a few deterministic kernels (seed, tiny, affine, heavy,
+// combine), the "<mode> <buffer> bytes <n> fnv1a64 <hex>" result lines (FNV-1a and
+// now_us come from loop_timing.cuh, mix32 from fill_hash.cuh), buffer and stream helpers,
+// and the argument parser.  One translation unit per program includes it (static
+// definitions).
 #ifndef AG_PROG_COMMON_CUH
 #define AG_PROG_COMMON_CUH
 

@@ -63,14 +63,7 @@
 #include <thrust/sequence.h>
 #include <thrust/transform.h>
 
-#include "fill_hash.cuh"
-#include "loop_timing.cuh"
-
-#define KL(...)                                                                        \
-    do {                                                                               \
-        __VA_ARGS__;                                                                   \
-        CK(cudaPeekAtLastError());                                                     \
-    } while (0)
+#include "prog_common.cuh"   // KL, k_seed_u, k_affine, dev_u
 
 #define CR(x)                                                                          \
     do {                                                                               \
@@ -138,21 +131,6 @@ static void fold_dev(const void *d, size_t n)
 
 // --- kernels shared by the modes ----------------------------------------------------------
 
-__global__ void k_fill(unsigned *x, int n, unsigned seed)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        x[i] = mix32((unsigned)i * 2654435761u ^ seed);
-}
-
-// x = x*mul + add (unsigned, wraps)
-__global__ void k_affine(unsigned *x, int n, unsigned mul, unsigned add)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        x[i] = x[i] * mul + add;
-}
-
 // out[i] = `rounds` rounds of mix32 over in[i] + salt (out may be in)
 __global__ void k_rounds(unsigned *out, const unsigned *in, int n, unsigned salt, int rounds)
 {
@@ -193,14 +171,6 @@ __global__ void k_blocksum(unsigned long long *out, const unsigned *x, int n)
     }
     if (threadIdx.x == 0)
         out[blockIdx.x] = part[0];
-}
-
-static unsigned *dev_u(int n, unsigned seed)
-{
-    unsigned *p;
-    CK(cudaMalloc(&p, (size_t)n * sizeof *p));
-    KL(k_fill<<<(n + TB - 1) / TB, TB>>>(p, n, seed));
-    return p;
 }
 
 // --- thrust ---------------------------------------------------------------------------------
@@ -284,7 +254,7 @@ __global__ void k_sym_total(const unsigned long long *part)
 static void run_symbol(void)
 {
     const int n = NVEC, gb = (n + TB - 1) / TB;
-    unsigned *a = dev_u(n, 11), *b = dev_u(n, 12);
+    unsigned *a = dev_u(n, 11, 0), *b = dev_u(n, 12, 0);
     unsigned long long *d_part, zero = 0, part[NB], total;
     CK(cudaMalloc(&d_part, sizeof part));
     CK(cudaMemcpyToSymbol(g_total, &zero, sizeof zero));
@@ -417,7 +387,7 @@ static void run_pitch2d(void)
 static void run_timing(void)
 {
     const int n = NVEC, gb = (n + TB - 1) / TB;
-    unsigned *a = dev_u(n, 21), *b = dev_u(n, 22);
+    unsigned *a = dev_u(n, 21, 0), *b = dev_u(n, 22, 0);
     unsigned long long *d_part, part[NB];
     CK(cudaMalloc(&d_part, sizeof part));
     cudaEvent_t start, stop;
@@ -606,7 +576,7 @@ __global__ void k_inject(unsigned *x, int n, const volatile unsigned *m)
 static void run_hostfunc(void)
 {
     const int n = NVEC, gb = (n + TB - 1) / TB;
-    unsigned *x = dev_u(n, 41), *mapped, *d_mapped;
+    unsigned *x = dev_u(n, 41, 0), *mapped, *d_mapped;
     unsigned long long *h_part, *d_part;
     CK(cudaHostAlloc(&mapped, 2 * sizeof(unsigned), cudaHostAllocMapped));
     CK(cudaHostGetDevicePointer(&d_mapped, mapped, 0));
@@ -680,7 +650,7 @@ static void run_curand(void)
     const size_t rb = (NBINS + NB) * sizeof(unsigned long long); // histogram, block sums
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
-    unsigned *d_rand, *d_acc = dev_u(n, 51);
+    unsigned *d_rand, *d_acc = dev_u(n, 51, 0);
     unsigned long long *d_res, *h_res;
     CK(cudaMalloc(&d_rand, n * sizeof(unsigned)));
     CK(cudaMalloc(&d_res, rb));
