@@ -85,13 +85,18 @@ static int in_scope(const struct call *c)
  * engine holds, so that it need not end the window: a query of an event or of a
  * created stream that no held op records or runs on.  With nothing held (no replay
  * under way: a chunk launch handed off was collected by the visit) every query sees
- * the driver's own state.  A window then ends at syncs only, not where a program (or
+ * the driver's own state, but a query of an event that the window being recorded
+ * records still ends it: the replay of a template made from that window would hold
+ * the record and stop at the query (PyTorch's pinned-memory pool records an event as
+ * a step starts and queries it at the step's first allocation), so the window ends
+ * where its replays will.  A window then ends at syncs only, not where a program (or
  * a watchdog thread) happened to poll.  Queries of the default streams and elapsed
  * times end the window while a replay holds anything. */
 static int query_sees_nothing_held(int entry, uintptr_t arg0)
 {
     if (ag_eng.r.t == NULL)
-        return 1;
+        return entry != AG_EP_cuEventQuery || arg0 == 0 ||
+               ag_window_link_back(&ag_eng.w, arg0) == 0;
     if (entry == AG_EP_cuEventQuery)
         return arg0 != 0 && !ag_replay_holds(0, arg0);
     if (entry == AG_EP_cuStreamQuery || entry == AG_EP_cuStreamQuery_ptsz)

@@ -1,7 +1,7 @@
 /* query_poll.c -- a loop whose host polls work the loop does not hold (engine_sim.bats:
  * queries that can see nothing held end no window):
  *
- *   query_poll [ITER] [spin]
+ *   query_poll [ITER] [spin|pool]
  *
  * Each iteration: 24 launches on a created stream s, with, after a number of them that
  * changes every iteration, a cuStreamQuery of another created stream s2 and a
@@ -11,6 +11,11 @@
  * "sum N" over the buffer and the number of queries that returned CUDA_SUCCESS.
  * With `spin` the loop never synchronizes: the host spins on cuEventQuery of the
  * event recorded on s until it returns CUDA_SUCCESS, as a program that polls does.
+ * With `pool` each iteration first does what PyTorch's pinned-memory pool does as a
+ * step frees last step's batch and takes a new one: a cuEventRecord of e_pool on s,
+ * then a cuEventQuery of it (counted in "ready") and a cuMemcpyHtoDAsync of the batch
+ * from pinned memory, which a saxpy adds into `acc`, all inside the window the step's
+ * launches make; stdout then ends with "acc N", acc's sum.
  */
 #include "prog.h"
 
@@ -18,22 +23,40 @@
 
 int main(int argc, char **argv)
 {
-    CUcontext ctx; CUmodule mod; CUfunction add_one; CUstream s, s2; CUevent e_s, e_s2;
-    CUdeviceptr a; int n = PROG_N, iters = argc > 1 ? atoi(argv[1]) : 200, ready = 0;
+    CUcontext ctx; CUmodule mod; CUfunction add_one, saxpy; CUstream s, s2;
+    CUevent e_s, e_s2, e_pool; CUdeviceptr a, batch, acc; float *pinned;
+    int n = PROG_N, iters = argc > 1 ? atoi(argv[1]) : 200, ready = 0;
     int spin = argc > 2 && strcmp(argv[2], "spin") == 0;
+    int pool = argc > 2 && strcmp(argv[2], "pool") == 0;
     void *aa[] = { &a, &n };
     int h[PROG_N];
     prog_setup(&ctx, &mod);
     CK(cuModuleGetFunction(&add_one, mod, "add_one"));
+    CK(cuModuleGetFunction(&saxpy, mod, "saxpy"));
     CK(cuStreamCreate(&s, 0));
     CK(cuStreamCreate(&s2, 0));
     CK(cuEventCreate(&e_s, 0));
     CK(cuEventCreate(&e_s2, 0));
+    CK(cuEventCreate(&e_pool, 0));
     CK(cuMemAlloc(&a, PROG_N * 4));
+    CK(cuMemAlloc(&batch, PROG_N * 4));
+    CK(cuMemAlloc(&acc, PROG_N * 4));
+    CK(cuMemsetD32(acc, 0, PROG_N));
+    CK(cuMemHostAlloc((void **)&pinned, PROG_N * 4, 0));
+    float one = 1.0f;
+    void *sa[] = { &one, &batch, &acc, &n };
     CK(cuMemsetD32(a, 0, PROG_N));
     CK(cuEventRecord(e_s2, s2));
     for (int it = 0; it < iters; it++) {
         int poll_at = (it * 7) % 24;
+        if (pool) {
+            CK(cuEventRecord(e_pool, s));
+            ready += cuEventQuery(e_pool) == CUDA_SUCCESS;
+            for (int i = 0; i < PROG_N; i++)
+                pinned[i] = (float)(it % 64 + i);
+            CK(cuMemcpyHtoDAsync(batch, pinned, PROG_N * 4, s));
+            CK(cuLaunchKernel(saxpy, 1, 1, 1, PROG_N, 1, 1, 0, s, sa, NULL));
+        }
         for (int k = 0; k < 24; k++) {
             if (k == poll_at) {
                 ready += cuStreamQuery(s2) == CUDA_SUCCESS;
@@ -52,6 +75,15 @@ int main(int argc, char **argv)
             CK(cuStreamSynchronize(s));
     }
     CK(cuMemcpyDtoH(h, a, sizeof h));
-    printf("sum %ld ready %d\n", prog_sum_int(h, PROG_N), ready);
+    printf("sum %ld ready %d", prog_sum_int(h, PROG_N), ready);
+    if (pool) {
+        float f[PROG_N];
+        double total = 0;
+        CK(cuMemcpyDtoH(f, acc, sizeof f));
+        for (int i = 0; i < PROG_N; i++)
+            total += f[i];
+        printf(" acc %.1f", total);
+    }
+    printf("\n");
     return 0;
 }
