@@ -39,7 +39,7 @@ struct node {                   /* what patching a node needs */
         CUDA_KERNEL_NODE_PARAMS kernel;
         CUDA_MEMSET_NODE_PARAMS memset;
         CUDA_MEMCPY3D copy;
-    } p;
+    } p;                        /* HOST_FUNC: none (its args are all its params) */
 };
 
 struct objects {                /* a context's: used under its engine's lock only */
@@ -203,8 +203,8 @@ static CUresult keep_node(const struct objects *o, const struct ag_op *op, CUstr
     n->node = deps[0];
     n->kind = op->kind;
     n->ctx = o->ctx;
-    if (ag_is_event_op(op->kind))
-        rc = CUDA_SUCCESS;             /* backend_set_event needs the node only */
+    if (ag_is_event_op(op->kind) || op->kind == AG_OP_HOST_FUNC)
+        rc = CUDA_SUCCESS;             /* set_event and patch_host need the node only */
     else if (op->kind == AG_OP_KERNEL) {
         rc = kernel_params(n->node, &n->p.kernel);
         n->func = ag_kernel_dims_of(op->args).func;
@@ -534,6 +534,18 @@ static int patch_kernel(CUgraphExec exec, struct node *n, const struct ag_op *op
     return rc;
 }
 
+/* A host node of exec to the function and userData of op. */
+static int patch_host(CUgraphExec exec, const struct node *n, const struct ag_op *op)
+{
+    DRIVER(set, cuGraphExecHostNodeSetParams);
+    struct ag_host_args a;               /* copied: a chunk packs args unaligned */
+    CUDA_HOST_NODE_PARAMS p;
+    memcpy(&a, op->args, sizeof a);
+    p.fn = (CUhostFn)(uintptr_t)a.fn;
+    p.userData = (void *)(uintptr_t)a.user;
+    return set(exec, n->node, &p);
+}
+
 static int backend_patch(void *exec, void *node, const struct ag_op *op)
 {
     struct node *n = node;
@@ -543,6 +555,8 @@ static int backend_patch(void *exec, void *node, const struct ag_op *op)
         return op->event ? backend_set_event(exec, n, op->event) : CUDA_ERROR_INVALID_HANDLE;
     if (n->kind == AG_OP_KERNEL)
         return patch_kernel((CUgraphExec)exec, n, op);
+    if (n->kind == AG_OP_HOST_FUNC)
+        return patch_host((CUgraphExec)exec, n, op);
     if (n->kind == AG_OP_MEMSET) {
         DRIVER(set, cuGraphExecMemsetNodeSetParams);
         struct ag_memset_args a;          /* copied: a chunk packs args unaligned */

@@ -96,6 +96,12 @@ CUresult ag_cuda_issue(const struct ag_op *op, CUstream stream)
         return ((__typeof__(&cuEventRecordWithFlags))fn)((CUevent)op->event, stream, 0);
     case AG_OP_EVENT_WAIT:
         return ((__typeof__(&cuStreamWaitEvent))fn)(stream, (CUevent)op->event, 0);
+    case AG_OP_HOST_FUNC: {
+        struct ag_host_args ha;           /* copied: a chunk packs args unaligned */
+        memcpy(&ha, op->args, sizeof ha);
+        return ((__typeof__(&cuLaunchHostFunc))fn)(stream, (CUhostFn)(uintptr_t)ha.fn,
+                                                   (void *)(uintptr_t)ha.user);
+    }
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }

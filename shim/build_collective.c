@@ -1,4 +1,5 @@
-/* build_collective.c -- build: a chunk ends after every collective kernel.
+/* build_collective.c -- build: a chunk ends after every collective kernel and every
+ * host function.
  *
  * A collective (NCCL's ncclDevKernel_* and ncclKernel_*, or a kernel named by
  * AUTOGRAPH_COLLECTIVE_PREFIXES: the backend's waits_for_peers) waits on the GPU for
@@ -13,29 +14,34 @@
  * chunk is complete when the collective's call arrives and is launched there, by the
  * program's thread (replay_launcher.c).  The ops before it in its chunk are held
  * until then: a peer waits only for the collective itself.
+ * A host function (cuLaunchHostFunc) is kept the same way: a program may wait on the
+ * host for what its function does (XLA marks buffers ready from one; a sample sets a
+ * flag) without a CUDA call, so it reaches the driver at its own call, in its chunk.
  */
 #include "engine_internal.h"
 
 #include <stdlib.h>
 
-/* Whether template op i is a collective, as the backend says. */
-static int is_collective(const struct ag_template *t, int i)
+/* Whether template op i may not be held past its own call: a host function, or a
+ * collective, as the backend says. */
+static int never_held(const struct ag_template *t, int i)
 {
     struct ag_op view;
-    if (t->ops[i].kind != AG_OP_KERNEL)
+    if (t->ops[i].kind == AG_OP_HOST_FUNC)
+        return 1;
+    if (t->ops[i].kind != AG_OP_KERNEL || ag_eng.be->waits_for_peers == NULL)
         return 0;
     ag_template_op_view(t, i, NULL, &view);
     return ag_eng.be->waits_for_peers(&view) == 1;
 }
 
-/* ends[p] = 1 after each collective (engine_internal.h); asked once per op, at build. */
+/* ends[p] = 1 after each collective and host function (engine_internal.h); asked
+ * once per op, at build. */
 int ag_collective_ends(const struct ag_template *t, unsigned char **ends)
 {
     *ends = NULL;
-    if (ag_eng.be->waits_for_peers == NULL)
-        return 1;
     for (int i = 0; i < t->nops; i++) {
-        if (!is_collective(t, i))
+        if (!never_held(t, i))
             continue;
         if (*ends == NULL && (*ends = calloc((size_t)t->nops + 1, 1)) == NULL)
             return 0;

@@ -388,8 +388,11 @@ struct ag_template *ag_template_build(const struct ag_window *w, size_t a, size_
         return NULL;
     }
     ag_eng.s.templates++;
-    for (int c = 0; c + 1 < t->nchunks; c++)
-        ag_eng.s.collective_cuts += t->chunks[c].collective;
+    for (int c = 0; c + 1 < t->nchunks; c++) {
+        int host = t->ops[t->chunks[c].end - 1].kind == AG_OP_HOST_FUNC;
+        ag_eng.s.collective_cuts += t->chunks[c].collective && !host;
+        ag_eng.s.host_func_cuts += t->chunks[c].collective && host;
+    }
     t->used = ++ag_eng.clock;
     register_template(t);
     ag_cache_enforce(t);                             /* AUTOGRAPH_MAX_GRAPHS, _MB */

@@ -151,15 +151,29 @@ int ag_stream_syncs_with_legacy(uintptr_t s)
 
 /* The ops of [a, b) that are work a graph launch replaces: kernels, copies, memsets.
  * Event records and waits cost the driver little eagerly and become edges in a graph,
- * so a window of one kernel and its events is no cheaper replayed (JAX's op-by-op
- * dispatch, its copies and events between host functions): they do not count towards
- * AUTOGRAPH_MIN_OPS. */
-static size_t work_ops(const struct ag_window *w, size_t a, size_t b)
+ * so a window of one kernel and its events is no cheaper replayed: they do not count
+ * towards AUTOGRAPH_MIN_OPS.  Nor do host functions, which go to the GPU as they
+ * would eagerly; *host_funcs gets their number. */
+static size_t work_ops(const struct ag_window *w, size_t a, size_t b, size_t *host_funcs)
 {
     size_t n = 0;
-    for (size_t i = a; i < b; i++)
-        n += !ag_is_event_op(w->ops[i].kind);
+    *host_funcs = 0;
+    for (size_t i = a; i < b; i++) {
+        *host_funcs += w->ops[i].kind == AG_OP_HOST_FUNC;
+        n += !ag_is_event_op(w->ops[i].kind) && w->ops[i].kind != AG_OP_HOST_FUNC;
+    }
     return n;
+}
+
+/* Whether [a, b) has too little work for its graph launches: AUTOGRAPH_MIN_OPS, and,
+ * since a chunk ends at each host function (build_collective.c), at least two ops of
+ * work per host function, so that each chunk launch replaces two launches or more
+ * on average.  JAX dispatching op by op puts a host function after each kernel and
+ * its events: that stays eager. */
+static int too_short(const struct ag_window *w, size_t a, size_t b)
+{
+    size_t host_funcs, work = work_ops(w, a, b, &host_funcs);
+    return work < (size_t)ag_eng.p.min_ops || work < 2 * host_funcs;
 }
 
 /* Why window ops [a, b) cannot become a graph, beyond what the window noted. */
@@ -189,7 +203,7 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
         return AG_SKIP_LEGACY_MIX;
     if (ptds && ag_threads_seen() > 1)
         return AG_SKIP_PTDS_THREADS;
-    if (work_ops(w, a, b) < (size_t)ag_eng.p.min_ops)
+    if (too_short(w, a, b))
         return AG_SKIP_SHORT;
     return AG_SKIP_NONE;
 }
@@ -267,7 +281,7 @@ static void judge_window(void)
     uint64_t before = ag_eng.last_hash;
     int varied = 0, attempts, seen, repeats;
 
-    if (work_ops(w, 0, w->n) >= (size_t)ag_eng.p.min_ops) {
+    if (!too_short(w, 0, w->n)) {
         /* a window too short to graph (an upload between steps) is no step's
          * predecessor: the successor rule looks through it */
         ag_successor_note(before, w->hash);

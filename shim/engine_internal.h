@@ -137,8 +137,9 @@ struct ag_chunk {
     struct ag_variant *variants;
     uint64_t (*seen)[AG_OP_SEEN];   /* per op: hashes of its latest distinct args */
     int want_variant;           /* its last launch asked for a new variant */
-    int collective;             /* its last op is a collective: launched at that op's
-                                 * call, never handed to the launcher thread */
+    int collective;             /* its last op is a collective or a host function:
+                                 * launched at that op's call, never handed to the
+                                 * launcher thread */
 };
 
 struct ag_plan {                /* how a template is cut into chunks */
@@ -222,6 +223,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long tune_rebuilds;    /* templates dropped to try another chunk plan */
     unsigned long tuned;        /* window shapes whose chunk plan tuning ended */
     unsigned long collective_cuts;  /* chunk ends put after collectives (build_collective.c) */
+    unsigned long host_func_cuts;   /* ... and after host functions */
     unsigned long events_parked;    /* event nodes parked when their event was destroyed */
     unsigned long events_repointed; /* event nodes patched to the program's event */
     unsigned long destroys_in_window;  /* event destroys made within a window, which went on */
@@ -556,8 +558,9 @@ void ag_template_credit(struct ag_template *t);   /* a window of its shape ended
  * that must be made anyway (must_cut[p]: before op p; NULL: none). */
 void ag_chunks_keep_order(struct ag_template *t, const unsigned char *must_cut);
 /* build_collective.c: *ends gets, per position p in [1, nops], 1 when op p - 1 of t
- * is a collective (a chunk must end there), or NULL when t has none; 0 when out of
- * memory.  ag_chunks_end_collectives then cuts t's chunks there too. */
+ * is a collective or a host function (a chunk must end there), or NULL when t has
+ * none; 0 when out of memory.  ag_chunks_end_collectives then cuts t's chunks there
+ * too. */
 int ag_collective_ends(const struct ag_template *t, unsigned char **ends);
 int ag_chunks_end_collectives(struct ag_template *t, const unsigned char *ends);
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);

@@ -401,6 +401,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_HOLD_EVENT_RECORD       hold_event_record
 #define AG_HOLD_EVENT_RECORD_FLAGS hold_event_record_flags
 #define AG_HOLD_EVENT_WAIT         hold_event_wait
+#define AG_HOLD_HOST_FUNC          fast_none
 
 #define AG_FAST_KERNEL             fast_kernel
 #define AG_FAST_KERNEL_EX          fast_kernel_ex
@@ -419,6 +420,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_FAST_EVENT_RECORD       fast_none
 #define AG_FAST_EVENT_RECORD_FLAGS fast_none
 #define AG_FAST_EVENT_WAIT         fast_none
+#define AG_FAST_HOST_FUNC          fast_none
 
 #define AG_RECORDER_KERNEL             ag_record_kernel
 #define AG_RECORDER_KERNEL_EX          ag_record_kernel_ex
@@ -437,6 +439,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_RECORDER_EVENT_RECORD       record_event
 #define AG_RECORDER_EVENT_RECORD_FLAGS ag_record_event_record
 #define AG_RECORDER_EVENT_WAIT         ag_record_event_wait
+#define AG_RECORDER_HOST_FUNC          ag_record_host_func
 
 /* recorder(&op, AG_EP_sym, <the call's arguments>) */
 #define AG_SPREAD(...) __VA_ARGS__
@@ -467,6 +470,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
 #define AG_WAITS_EVENT_RECORD       0
 #define AG_WAITS_EVENT_RECORD_FLAGS 0
 #define AG_WAITS_EVENT_WAIT         0
+#define AG_WAITS_HOST_FUNC          0
 
 /* The body of a recordable call's wrapper; TIMED (a constant) adds AUTOGRAPH_TIMING's
  * clock reads: at entry, around the driver's function, and at the return (timing.h). */

@@ -20,6 +20,7 @@ enum ag_op_kind {
     AG_OP_MEMCPY,          /* async copy between device and pinned memory: memcpy node */
     AG_OP_EVENT_RECORD,    /* cuEventRecord: a cross-stream edge source + event record node */
     AG_OP_EVENT_WAIT,      /* cuStreamWaitEvent: a cross-stream edge, or an external wait */
+    AG_OP_HOST_FUNC,       /* cuLaunchHostFunc: host node; never held past its own call */
     AG_OP_KIND_COUNT
 };
 

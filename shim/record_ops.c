@@ -391,3 +391,22 @@ int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent e
 {
     return record_event_op(op, AG_OP_EVENT_WAIT, entry, event, stream, flags);
 }
+
+/* A host function's shape is only its kind (a fixed word): which function runs and
+ * on what data are args, as a kernel's pointers are. */
+int ag_record_host_func(struct ag_op *op, int entry, CUstream stream, CUhostFn fn,
+                        void *user)
+{
+    static const uint64_t shape = 0x686f737466756e63ull;    /* "hostfunc" */
+    struct ag_host_args a = { (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)user };
+    unsigned char *buf = ag_rec_scratch(sizeof shape + sizeof a);
+    ag_rec_op_init(op, AG_OP_HOST_FUNC, entry, stream);
+    if (buf == NULL)
+        return ag_rec_reject(op, "out of memory");
+    if (fn == NULL)
+        return ag_rec_reject(op, "a host function that is NULL");
+    memcpy(buf, &shape, sizeof shape);
+    memcpy(buf + sizeof shape, &a, sizeof a);
+    ag_rec_op_finish(op, buf, sizeof shape, sizeof a);
+    return 1;
+}

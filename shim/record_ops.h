@@ -35,6 +35,10 @@ int ag_record_event_record(struct ag_op *op, int entry, CUevent event, CUstream 
                            unsigned flags);
 int ag_record_event_wait(struct ag_op *op, int entry, CUstream stream, CUevent event,
                          unsigned flags);
+/* cuLaunchHostFunc: the function and its userData are args (patched like a kernel's
+ * pointers); a chunk ends after it (build_collective.c). */
+int ag_record_host_func(struct ag_op *op, int entry, CUstream stream, CUhostFn fn,
+                        void *user);
 
 /* Set by the wrapper before a recorder runs: 1 records the op light (identity only,
  * no args, no context: see record_ops.c), as the engine asks (ag_engine_light_hint). */
@@ -127,6 +131,7 @@ struct ag_memset_shape { uint32_t elem, pad; };
 struct ag_memset_args { uint64_t dst, count; uint32_t value, pad; };
 struct ag_copy_shape { uint32_t dst_type, src_type; };
 struct ag_copy_args { uint64_t dst, src, bytes; };
+struct ag_host_args { uint64_t fn, user; };    /* a host function and its userData */
 
 /* Functions of the driver that are not wrapped entry points, resolved by name
  * through the real cuGetProcAddress (for this header's CUDA version). */

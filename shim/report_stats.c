@@ -209,6 +209,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%stune_rebuilds %lu\n", prefix, s->tune_rebuilds);
     fprintf(out, "%splans_tuned %lu\n", prefix, s->tuned);
     fprintf(out, "%scollective_cuts %lu\n", prefix, s->collective_cuts);
+    fprintf(out, "%shost_func_cuts %lu\n", prefix, s->host_func_cuts);
     fprintf(out, "%svariants %lu\n", prefix, s->variants);
     fprintf(out, "%sreplays %lu\n", prefix, s->replays);
     fprintf(out, "%schunk_launches %lu\n", prefix, s->chunk_launches);

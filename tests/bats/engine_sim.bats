@@ -1048,6 +1048,48 @@ layers_cycle() {
     want launches_graphed -ge 4700         # of 5000
 }
 
+@test "host_funcs: host functions are graphed as host nodes, a chunk ending at each (launched at its call): same sums, same callbacks in the same order" {
+    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
+    sim_run plain host_funcs -- 200
+    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200
+    same plain shim "host_funcs 200" || return 1
+    load shim
+    echo "templates=${S[templates]} graphed=${S[launches_graphed]} cuts=${S[host_func_cuts]} chunks=${S[chunk_launches]} mismatches=${S[mismatches]}"
+    want templates -eq 1
+    want host_func_cuts -eq 1             # after the first; the second ends the template
+    want launches_graphed -ge 780         # of 800 (0 while host functions ended windows)
+    want mismatches -eq 0
+}
+
+@test "host_funcs wait: the host waits for a host function to have run, with no CUDA call: it ran at its call, graphed" {
+    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
+    sim_run plain host_funcs -- 200 wait
+    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200 wait
+    same plain shim "host_funcs 200 wait" || return 1
+    load shim
+    want launches_graphed -ge 780
+}
+
+@test "host_funcs each: a host function after every kernel (JAX op by op): too little work per chunk launch, left eager: same sums" {
+    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
+    sim_run plain host_funcs -- 200 each
+    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200 each
+    same plain shim "host_funcs 200 each" || return 1
+    load shim
+    want templates -eq 0
+    want "skip too_short" -ge 1
+}
+
+@test "host_funcs: a failing host node patch (SIM_FAIL=cuGraphExecHostNodeSetParams) falls back to eager: same sums" {
+    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
+    sim_run plain host_funcs -- 200
+    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        SIM_FAIL=cuGraphExecHostNodeSetParams:1 -- 200
+    same plain shim "host_funcs 200 (a host node patch fails)" || return 1
+    load shim
+    want retired -ge 1                     # the template whose patch failed
+}
+
 # coll ARG... : build/sim/progs/collective ARG... (tests/sim/progs/collective.c) without
 # the shim (run "plain") and with it (run "shim", more variables in the array COLL_ENV);
 # fails unless both exit 0 with the same stdout and SIM_LOG and no collective was late
