@@ -185,6 +185,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->collective_prefixes = nonempty(get("AUTOGRAPH_COLLECTIVE_PREFIXES"));
     out->hold_runtime = parse_word(get, "AUTOGRAPH_HOLD_RUNTIME", bool_words, 1, "1");
     out->smem_flush = parse_word(get, "AUTOGRAPH_SMEM_FLUSH", bool_words, 0, "0");
+    out->host_funcs = parse_word(get, "AUTOGRAPH_HOST_FUNCS", bool_words, 0, "0");
     out->destroy_flush = parse_word(get, "AUTOGRAPH_DESTROY_FLUSH", bool_words, 0, "0");
     out->launch_thread = parse_word(get, "AUTOGRAPH_LAUNCH_THREAD", bool_words, 1, "1");
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by report_dump.c */

@@ -39,6 +39,7 @@ struct ag_config {
                                      * collective kernels, comma-separated (NULL: none) */
     int hold_runtime;               /* AUTOGRAPH_HOLD_RUNTIME: hold at cudaLaunchKernel too */
     int smem_flush;                 /* AUTOGRAPH_SMEM_FLUSH: a shared memory limit change ends the window */
+    int host_funcs;                 /* AUTOGRAPH_HOST_FUNCS: host functions recorded, graphed */
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */
     int launch_thread;              /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
     int launch_spin_us;             /* AUTOGRAPH_LAUNCH_SPIN_US: the launcher waits awake */

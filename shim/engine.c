@@ -536,10 +536,16 @@ void ag_engine_light_failed(void)
 
 /* The op's engine counts it and tells why; then every engine's window ends
  * (engine_scope.c): an unrecorded call may read or wait on any context's work. */
+/* A call its recorder could not record ends the windows; a host function that is not
+ * recorded (AUTOGRAPH_HOST_FUNCS=0) is a flush point of its own (host_func). */
 void ag_engine_unrecorded(const struct ag_op *op)
 {
     if (!ag_engine_running())
         return;
+    if (op->kind == AG_OP_HOST_FUNC) {
+        ag_engine_flush(AG_FLUSH_HOSTFN);
+        return;
+    }
     if (ag_engine_select(op->ctx) != NULL) {
         ag_engine_lock();
         ag_eng.s.unrecorded++;

@@ -19,6 +19,7 @@
 
 #include "record_stage.h"
 
+#include "config.h"
 #include "driver.h"
 #include "engine.h"
 #include "entry_points.h"
@@ -178,20 +179,27 @@ void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
              name ? name : "");
 }
 
+/* An initialized op gets a shape and args, copied into the thread's scratch buffer:
+ * 1, or 0 (rejected) when out of memory. */
+static int finish_with(struct ag_op *op, const void *shape, uint32_t shape_len,
+                       const void *args, uint32_t args_len)
+{
+    unsigned char *buf = ag_rec_scratch(shape_len + args_len);
+    if (buf == NULL)
+        return ag_rec_reject(op, "out of memory");
+    memcpy(buf, shape, shape_len);
+    memcpy(buf + shape_len, args, args_len);
+    ag_rec_op_finish(op, buf, shape_len, args_len);
+    return 1;
+}
 
 int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned value,
                      size_t count, CUstream stream, unsigned elem_size)
 {
     struct ag_memset_shape ms = { .elem = elem_size };
     struct ag_memset_args ma = { .dst = dst, .count = count, .value = value };
-    unsigned char *buf = ag_rec_scratch(sizeof ms + sizeof ma);
     ag_rec_op_init(op, AG_OP_MEMSET, entry, stream);
-    if (buf == NULL)
-        return ag_rec_reject(op, "out of memory");
-    memcpy(buf, &ms, sizeof ms);
-    memcpy(buf + sizeof ms, &ma, sizeof ma);
-    ag_rec_op_finish(op, buf, sizeof ms, sizeof ma);
-    return 1;
+    return finish_with(op, &ms, sizeof ms, &ma, sizeof ma);
 }
 
 /* Memory types asked of the driver, per thread, by address: a program copies to and
@@ -353,17 +361,11 @@ static int record_event_op(struct ag_op *op, int kind, int entry, CUevent event,
 {
     struct event_shape es = { .flags = flags };
     uint64_t handle = (uint64_t)(uintptr_t)event;
-    unsigned char *buf = ag_rec_scratch(sizeof es + sizeof handle);
     ag_rec_op_init(op, kind, entry, stream);
     op->event = (uintptr_t)event;
-    if (buf == NULL)
-        return ag_rec_reject(op, "out of memory");
     if (flags != 0)
         return ag_rec_reject(op, "event record or wait with flags");
-    memcpy(buf, &es, sizeof es);
-    memcpy(buf + sizeof es, &handle, sizeof handle);
-    ag_rec_op_finish(op, buf, sizeof es, sizeof handle);
-    return 1;
+    return finish_with(op, &es, sizeof es, &handle, sizeof handle);
 }
 
 /* The replay's fast path of an event record or wait (engine.h, ag_engine_fast_event):
@@ -399,14 +401,10 @@ int ag_record_host_func(struct ag_op *op, int entry, CUstream stream, CUhostFn f
 {
     static const uint64_t shape = 0x686f737466756e63ull;    /* "hostfunc" */
     struct ag_host_args a = { (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)user };
-    unsigned char *buf = ag_rec_scratch(sizeof shape + sizeof a);
     ag_rec_op_init(op, AG_OP_HOST_FUNC, entry, stream);
-    if (buf == NULL)
-        return ag_rec_reject(op, "out of memory");
+    if (!ag_config()->host_funcs)
+        return ag_rec_reject(op, "a host function (AUTOGRAPH_HOST_FUNCS=0)");
     if (fn == NULL)
         return ag_rec_reject(op, "a host function that is NULL");
-    memcpy(buf, &shape, sizeof shape);
-    memcpy(buf + sizeof shape, &a, sizeof a);
-    ag_rec_op_finish(op, buf, sizeof shape, sizeof a);
-    return 1;
+    return finish_with(op, &shape, sizeof shape, &a, sizeof a);
 }

@@ -18,7 +18,8 @@
 #   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
 #   (--stream), alloc_loop, alloc_async (--async), trainer, samples_thrust,
 #   samples_symbol, samples_pitch2d, samples_timing, samples_streams, samples_query,
-#   samples_hostfunc, samples_curand (samples_prog --mode thrust ... curand), torch_train
+#   samples_hostfunc, samples_curand (samples_prog --mode thrust ... curand),
+#   samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1), torch_train
 #   (torch_train_loop.py, when python3 can import torch with a GPU), torch_modern and
 #   torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler; bf16, fused AdamW), jax_train,
 #   jax_nocb and jax_eager (jax_train_loop.py: a jit step, the same with XLA's command
@@ -64,6 +65,7 @@ add samples_timing "$bin/samples_prog --mode timing"
 add samples_streams "$bin/samples_prog --mode streams"
 add samples_query "$bin/samples_prog --mode query"
 add samples_hostfunc "$bin/samples_prog --mode hostfunc"
+add samples_hostfunc_graphed "env AUTOGRAPH_HOST_FUNCS=1 $bin/samples_prog --mode hostfunc"
 add samples_curand "$bin/samples_prog --mode curand"
 if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     if torch_cuda_ok; then
@@ -103,7 +105,10 @@ for i in "${!names[@]}"; do
     cmd=(${cmds[$i]})
     check_same "$name" "${cmd[@]}"
     time_sides "$name" "" "${cmd[@]}"
-    rows+=("| ${cmds[$i]##*/} | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
+    label=${cmds[$i]##*/}           # the program and its arguments, after env's settings
+    [[ ${cmds[$i]} != env\ * ]] ||
+        label="$(awk '{ for (k = 2; k <= NF && $k ~ /=/; k++) printf "%s ", $k }' <<< "${cmds[$i]}")$label"
+    rows+=("| $label | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
 done
 
 {
