@@ -534,10 +534,10 @@ void ag_engine_light_failed(void)
     ag_engine_unlock();
 }
 
-/* The op's engine counts it and tells why; then every engine's window ends
- * (engine_scope.c): an unrecorded call may read or wait on any context's work. */
-/* A call its recorder could not record ends the windows; a host function that is not
- * recorded (AUTOGRAPH_HOST_FUNCS=0) is a flush point of its own (host_func). */
+/* A call its recorder could not record: the op's engine counts it and tells why; then
+ * every engine's window ends (engine_scope.c): an unrecorded call may read or wait on
+ * any context's work.  A host function that is not recorded (AUTOGRAPH_HOST_FUNCS=0)
+ * is a flush point of its own (host_func), neither counted nor told. */
 void ag_engine_unrecorded(const struct ag_op *op)
 {
     if (!ag_engine_running())

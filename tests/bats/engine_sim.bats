@@ -1048,24 +1048,29 @@ layers_cycle() {
     want launches_graphed -ge 4700         # of 5000
 }
 
-@test "host_funcs: by default (AUTOGRAPH_HOST_FUNCS=0) a host function ends the window: same sums, nothing graphed" {
+# hostf ARG... : build/sim/progs/host_funcs ARG... (tests/sim/progs/host_funcs.c) without
+# the shim (run "plain") and with it (run "shim", more variables in the array HF_ENV);
+# fails unless both exit 0 with the same stdout and SIM_LOG; loads the summary into S
+hostf() {
     [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
-    sim_run plain host_funcs -- 200
-    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200
-    same plain shim "host_funcs 200 (default)" || return 1
+    sim_run plain host_funcs -- "$@"
+    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        "${HF_ENV[@]}" -- "$@"
+    same plain shim "host_funcs $*${HF_ENV:+ (${HF_ENV[*]})}" || return 1
     load shim
+}
+
+@test "host_funcs: by default (AUTOGRAPH_HOST_FUNCS=0) a host function ends the window: same sums, nothing graphed" {
+    local HF_ENV=()
+    hostf 200 || return 1
     want "flush host_func" -ge 400
     want templates -eq 0                   # 3 launches, then a copy and 1: too short
     want unrecorded -eq 0
 }
 
 @test "host_funcs: with AUTOGRAPH_HOST_FUNCS=1 host functions are graphed as host nodes, a chunk ending at each (launched at its call): same sums, same callbacks in the same order" {
-    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
-    sim_run plain host_funcs -- 200
-    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_HOST_FUNCS=1 -- 200
-    same plain shim "host_funcs 200" || return 1
-    load shim
+    local HF_ENV=(AUTOGRAPH_HOST_FUNCS=1)
+    hostf 200 || return 1
     echo "templates=${S[templates]} graphed=${S[launches_graphed]} cuts=${S[host_func_cuts]} chunks=${S[chunk_launches]} mismatches=${S[mismatches]}"
     want templates -eq 1
     want host_func_cuts -eq 1             # after the first; the second ends the template
@@ -1074,33 +1079,21 @@ layers_cycle() {
 }
 
 @test "host_funcs wait: the host waits for a host function to have run, with no CUDA call: it ran at its call, graphed" {
-    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
-    sim_run plain host_funcs -- 200 wait
-    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_HOST_FUNCS=1 -- 200 wait
-    same plain shim "host_funcs 200 wait" || return 1
-    load shim
+    local HF_ENV=(AUTOGRAPH_HOST_FUNCS=1)
+    hostf 200 wait || return 1
     want launches_graphed -ge 780
 }
 
 @test "host_funcs each: a host function after every kernel (JAX op by op): too little work per chunk launch, left eager: same sums" {
-    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
-    sim_run plain host_funcs -- 200 each
-    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_HOST_FUNCS=1 -- 200 each
-    same plain shim "host_funcs 200 each" || return 1
-    load shim
+    local HF_ENV=(AUTOGRAPH_HOST_FUNCS=1)
+    hostf 200 each || return 1
     want templates -eq 0
     want "skip too_short" -ge 1
 }
 
 @test "host_funcs: a failing host node patch (SIM_FAIL=cuGraphExecHostNodeSetParams) falls back to eager: same sums" {
-    [ -x build/sim/progs/host_funcs ] || skip "host_funcs not built (make sim)"
-    sim_run plain host_funcs -- 200
-    sim_run shim host_funcs LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_HOST_FUNCS=1 SIM_FAIL=cuGraphExecHostNodeSetParams:1 -- 200
-    same plain shim "host_funcs 200 (a host node patch fails)" || return 1
-    load shim
+    local HF_ENV=(AUTOGRAPH_HOST_FUNCS=1 SIM_FAIL=cuGraphExecHostNodeSetParams:1)
+    hostf 200 || return 1
     want retired -ge 1                     # the template whose patch failed
 }
 
