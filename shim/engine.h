@@ -172,8 +172,12 @@ void ag_engine_unrecorded(const struct ag_op *op);
 /* Before and after a call with a policy in ag_call_policy (flush_points.h).  arg0:
  * the call's first argument (a stream as its key, op.h, where the policy scopes a
  * stream); ctx: the context the call is about where its policy scopes one (the
- * calling thread's for the legacy and per-thread streams), else 0. */
-void ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx);
+ * calling thread's for the legacy and per-thread streams), else 0; observer: the
+ * calling thread has never submitted work (a watchdog that polls).  ag_engine_before
+ * returns AG_ANSWER_NOT_READY when the call (an observer's event query of a record a
+ * replay holds) is to return "not ready" without reaching the driver, else 0. */
+enum { AG_ANSWER_NOT_READY = 1 };
+int ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx, int observer);
 void ag_engine_after(int entry, int result);
 
 /* Issues all held work and ends every engine's window (process exit, API flush). */

@@ -201,6 +201,8 @@ struct ag_replay {              /* read by every held op: its first line first *
     unsigned stopped_id;        /* the template whose replay stopped last, and the */
     unsigned long stopped_window;   /* window it stopped in (s.windows then) */
     enum ag_flush_reason ended_by;  /* the flush point that stopped it, if one did */
+    unsigned long defer_window; /* the window (s.windows) whose observer queries */
+    unsigned defers;            /* were answered "not ready", and how many */
 };
 
 struct ag_stats {               /* those a replay counts first, in one cache line */
@@ -217,6 +219,7 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long backoffs;         /* back-offs from making templates (match_backoff.c) */
     unsigned long rematches;        /* replays moved to a template with the same start */
     unsigned long queries_passed;   /* queries that saw no held op: no window ended */
+    unsigned long queries_deferred; /* observers' queries of held records: "not ready" */
     unsigned long futile_windows;   /* windows of futile shapes skimmed */
     unsigned long evicted;      /* templates dropped by a cache bound (build_cache.c) */
     unsigned long paced;        /* templates of slow programs: chunks short at the end */

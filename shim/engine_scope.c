@@ -47,6 +47,8 @@ struct call {
     unsigned policy;
     uintptr_t arg0, ctx;        /* ctx: the context the call is about, or 0: unknown */
     int owner;                  /* SCOPE_EVENT: the event's engine, or -1 */
+    int observer;               /* the calling thread never submitted work */
+    int *answer;                /* set to AG_ANSWER_NOT_READY: the call is answered */
 };
 
 static int window_names_stream(uintptr_t stream)
@@ -81,27 +83,75 @@ static int in_scope(const struct call *c)
     return 1;
 }
 
-/* Whether a query (`entry`, its first argument arg0) can see nothing the visited
- * engine holds, so that it need not end the window: a query of an event or of a
+/* Queries a replay holds back for observers: an observer (a thread that never
+ * submitted work, as PyTorch's NCCL watchdog) that queries an event whose record a
+ * replay holds is told "not ready", which is true (the record's work has not run), up
+ * to this many times in one window; past that the window ends (a thread that spins on
+ * the query gets its answer). */
+#define AG_OBSERVER_DEFERS 32
+
+enum query_way { QUERY_ENDS_WINDOW, QUERY_PASSES, QUERY_NOT_READY };
+
+/* An observer's query of a held record: "not ready" while the window's budget lasts. */
+static enum query_way observer_waits(void)
+{
+    struct ag_replay *r = &ag_eng.r;
+    if (r->defer_window != ag_eng.s.windows) {
+        r->defer_window = ag_eng.s.windows;
+        r->defers = 0;
+    }
+    if (r->defers >= AG_OBSERVER_DEFERS)
+        return QUERY_ENDS_WINDOW;
+    r->defers++;
+    return QUERY_NOT_READY;
+}
+
+/* What a query (c->entry, its first argument c->arg0) does to the visited engine's
+ * window.  A query that can see nothing held passes: a query of an event or of a
  * created stream that no held op records or runs on.  With nothing held (no replay
  * under way: a chunk launch handed off was collected by the visit) every query sees
  * the driver's own state, but a query of an event that the window being recorded
- * records still ends it: the replay of a template made from that window would hold
- * the record and stop at the query (PyTorch's pinned-memory pool records an event as
- * a step starts and queries it at the step's first allocation), so the window ends
- * where its replays will.  A window then ends at syncs only, not where a program (or
- * a watchdog thread) happened to poll.  Queries of the default streams and elapsed
- * times end the window while a replay holds anything. */
-static int query_sees_nothing_held(int entry, uintptr_t arg0)
+ * records still ends it when the thread submits work: the replay of a template made
+ * from that window would hold the record and stop at the query (PyTorch's
+ * pinned-memory pool records an event as a step starts and queries it at the step's
+ * first allocation), so the window ends where its replays will.  An observer's query
+ * passes there (its timing is its own: a watchdog's would end windows at random
+ * places) and is told "not ready" when a replay holds the record (observer_waits).
+ * A window then ends at syncs, not where a program (or a watchdog thread) happened
+ * to poll.  Queries of the default streams and elapsed times end the window while a
+ * replay holds anything. */
+static enum query_way query_way(const struct call *c)
 {
+    int event_query = c->entry == AG_EP_cuEventQuery && c->arg0 != 0;
     if (ag_eng.r.t == NULL)
-        return entry != AG_EP_cuEventQuery || arg0 == 0 ||
-               ag_window_link_back(&ag_eng.w, arg0) == 0;
-    if (entry == AG_EP_cuEventQuery)
-        return arg0 != 0 && !ag_replay_holds(0, arg0);
-    if (entry == AG_EP_cuStreamQuery || entry == AG_EP_cuStreamQuery_ptsz)
-        return arg0 > AG_STREAM_PER_THREAD && !ag_replay_holds(arg0, 0);
-    return 0;
+        return !event_query || c->observer ||
+               ag_window_link_back(&ag_eng.w, c->arg0) == 0 ? QUERY_PASSES
+                                                            : QUERY_ENDS_WINDOW;
+    if (event_query)
+        return !ag_replay_holds(0, c->arg0) ? QUERY_PASSES
+               : c->observer                ? observer_waits()
+                                            : QUERY_ENDS_WINDOW;
+    if (c->entry == AG_EP_cuStreamQuery || c->entry == AG_EP_cuStreamQuery_ptsz)
+        return c->arg0 > AG_STREAM_PER_THREAD && !ag_replay_holds(c->arg0, 0)
+                   ? QUERY_PASSES : QUERY_ENDS_WINDOW;
+    return QUERY_ENDS_WINDOW;
+}
+
+/* A flush point's query in the visited engine: passed, answered or the window ended. */
+static void query_in_engine(const struct call *c)
+{
+    switch (query_way(c)) {
+    case QUERY_PASSES:
+        ag_eng.s.queries_passed++;
+        break;
+    case QUERY_NOT_READY:
+        ag_eng.s.queries_deferred++;
+        *c->answer = AG_ANSWER_NOT_READY;
+        break;
+    case QUERY_ENDS_WINDOW:
+        ag_engine_end_window(AG_FLUSH_QUERY);
+        break;
+    }
 }
 
 static void before_in_engine(const void *arg, struct ag_visit *v)
@@ -110,8 +160,8 @@ static void before_in_engine(const void *arg, struct ag_visit *v)
     unsigned reason = c->policy & AG_POLICY_REASON_MASK;
     if (reason && in_scope(c)) {
         ag_engine_visit_enter(v);
-        if (reason == AG_FLUSH_QUERY && query_sees_nothing_held(c->entry, c->arg0))
-            ag_eng.s.queries_passed++;
+        if (reason == AG_FLUSH_QUERY)
+            query_in_engine(c);
         else
             ag_engine_end_window((enum ag_flush_reason)reason);
     }
@@ -127,14 +177,16 @@ static void before_in_engine(const void *arg, struct ag_visit *v)
     }
 }
 
-void ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx)
+int ag_engine_before(int entry, uintptr_t arg0, uintptr_t ctx, int observer)
 {
-    struct call c = { entry, ag_call_policy[entry], arg0, ctx, -1 };
+    int answer = 0;
+    struct call c = { entry, ag_call_policy[entry], arg0, ctx, -1, observer, &answer };
     if (!ag_engine_running())
-        return;
+        return 0;
     if (c.policy & AG_POLICY_SCOPE_EVENT)
         c.owner = ag_event_owner(arg0);
     each_engine(before_in_engine, &c);
+    return answer;
 }
 
 static void end_in_engine(const void *arg, struct ag_visit *v)

@@ -118,15 +118,22 @@ static uintptr_t scope_of(int entry, uintptr_t arg0, uintptr_t *ctx)
     return arg0;
 }
 
-/* Called by forwarding wrappers whose entry point has a flush policy. */
-void ag_intercept_before(int entry, uintptr_t arg0)
+/* Whether this thread ever offered work to the engine: a thread that never did (a
+ * watchdog that polls events) is an observer, whose queries need not end windows. */
+static __thread int thread_submits;
+
+/* Called by forwarding wrappers whose entry point has a flush policy: nonzero (the
+ * CUresult to return without calling the driver) when the engine answers the call. */
+int ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
     uintptr_t ctx, key;
     if (ag_call_policy[entry] & AG_POLICY_CAPTURE_BEGIN)
         (void)engine_wanted();          /* started first: it must count this capture */
     key = scope_of(entry, arg0, &ctx);
-    ag_engine_before(entry, key, ctx); /* its locks collect the chunk launches out */
+    /* its locks collect the chunk launches out */
+    if (ag_engine_before(entry, key, ctx, !thread_submits) == AG_ANSWER_NOT_READY)
+        return CUDA_ERROR_NOT_READY;
     if (reason != AG_FLUSH_MODULE) {    /* anything that can see a stream: */
         ag_join_settle(adds_stream_work(reason));   /* the fork backs owed first */
         ag_stage_fence();               /* what was held went out: staged slots fenced */
@@ -138,6 +145,7 @@ void ag_intercept_before(int entry, uintptr_t arg0)
     }
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
+    return 0;
 }
 
 /* Errors after which the context is unusable (a kernel faulted, ...): every later
@@ -378,6 +386,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
     if (!engine_wanted() || !replay_open() ||
         !ag_record_fast_runtime(entry, f, grid, block, smem, s, params, ctx))
         return 0;
+    thread_submits = 1;
     if (timed)
         ag_timing_held(t_in);
     ag_count_call(entry, 0);
@@ -484,6 +493,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
         if (engine_wanted()) {                                                 \
+            thread_submits = 1;                                                \
             if (AG_HOLD(kind, sym)) {                                          \
                 how = AG_HELD;                                                 \
             } else if (AG_FAST(kind, sym)) {                                   \

@@ -21,9 +21,9 @@
 
 #include <stdint.h>
 
-/* intercept_defer.c: the engine's part of a call with a flush policy, and of a
- * call the driver failed. */
-void ag_intercept_before(int entry, uintptr_t arg0);
+/* intercept_defer.c: the engine's part of a call with a flush policy (nonzero: the
+ * CUresult to return, the driver not called), and of a call the driver failed. */
+int ag_intercept_before(int entry, uintptr_t arg0);
 void ag_intercept_failed(int entry, int result);
 
 /* The end of every wrapped call: a failure is shown to the engine, the call counted. */
@@ -42,8 +42,11 @@ static inline void ag_call_done(int entry, CUresult result)
         CUresult result;                                                       \
         if (real == NULL)                                                      \
             return (CUresult)ag_driver_missing(AG_EP_##sym);                   \
-        if (policy)                                                            \
-            ag_intercept_before(AG_EP_##sym, (uintptr_t)AG_ARG0_##sym);       \
+        if (policy && (result = (CUresult)ag_intercept_before(                 \
+                           AG_EP_##sym, (uintptr_t)AG_ARG0_##sym))) {         \
+            ag_count_call(AG_EP_##sym, result);                                \
+            return result;          /* answered by the engine */               \
+        }                                                                      \
         BEFORE;                                                                \
         AG_TIMED_CALL(AG_EP_##sym, result, real AG_ARGS_##sym);                \
         AFTER;                                                                 \

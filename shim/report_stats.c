@@ -226,6 +226,7 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%sbackoffs %lu\n", prefix, s->backoffs);
     fprintf(out, "%srematches %lu\n", prefix, s->rematches);
     fprintf(out, "%squeries_passed %lu\n", prefix, s->queries_passed);
+    fprintf(out, "%squeries_deferred %lu\n", prefix, s->queries_deferred);
     fprintf(out, "%sevicted %lu\n", prefix, s->evicted);
     fprintf(out, "%sevents_parked %lu\n", prefix, s->events_parked);
     fprintf(out, "%sevents_repointed %lu\n", prefix, s->events_repointed);

@@ -1048,6 +1048,20 @@ layers_cycle() {
     want launches_graphed -ge 4700         # of 5000
 }
 
+@test "query_poll watch: a thread that submits no work polls an event the window records (a watchdog): the windows end where the loop synchronizes, replays tell it not ready: same sums, graphed" {
+    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
+    sim_run plain query_poll -- 200 watch
+    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200 watch
+    same plain shim "query_poll 200 watch" || return 1
+    load shim
+    cat "$tmp/shim.err"
+    echo "templates=${S[templates]} mismatches=${S[mismatches]} flush_query=${S[flush query]} deferred=${S[queries_deferred]} graphed=${S[launches_graphed]}"
+    want "flush query" -le 8               # the every-50th query of held work; 25-33
+                                           # when the watchdog's queries ended windows
+    want mismatches -le 16                 # 48-64 then
+    want launches_graphed -ge 4650         # of 4800; 4477-4536 then
+}
+
 # hostf ARG... : build/sim/progs/host_funcs ARG... (tests/sim/progs/host_funcs.c) without
 # the shim (run "plain") and with it (run "shim", more variables in the array HF_ENV);
 # fails unless both exit 0 with the same stdout and SIM_LOG; loads the summary into S

@@ -1357,6 +1357,51 @@ static int same_order_on(uintptr_t stream)
     return 1;
 }
 
+/* An event query of a record the window makes.  A thread that submits work ends the
+ * window there, recorded or replayed (a replay would stop at it).  An observer (a
+ * thread that never submitted work, as a watchdog) passes while the window is
+ * recorded, and while a replay holds the record is told "not ready", 32 times in a
+ * window; its 33rd query ends the window. */
+static void test_observer_queries(void)
+{
+    const uintptr_t ev = 0xe5;
+    unsigned long ended, templates, replays, deferred;
+    reset();
+    ended = ag_eng.s.flush[AG_FLUSH_QUERY];
+    templates = ag_eng.s.templates;
+    replays = ag_eng.s.replays;
+    deferred = ag_eng.s.queries_deferred;
+    submit(1, 1);
+    submit_event_op(AG_OP_EVENT_RECORD, ev, 0x1000);
+    CHECK(ag_eng.r.t == NULL);
+    CHECK(ag_engine_before(AG_EP_cuEventQuery, ev, 0, 1) == 0 && ag_eng.w.n == 2);
+    CHECK(ag_engine_before(AG_EP_cuEventQuery, ev, 0, 0) == 0 && ag_eng.w.n == 0);
+    CHECK(ag_eng.s.flush[AG_FLUSH_QUERY] == ++ended);
+    for (int it = 0; it < 8; it++) {
+        submit(1, 1);
+        submit_event_op(AG_OP_EVENT_RECORD, ev, 0x1000);
+        for (int k = 2; k <= 8; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.templates > templates && ag_eng.s.replays >= replays + 4);
+    for (int round = 0; round < 2; round++) {
+        submit(1, 1);
+        submit_event_op(AG_OP_EVENT_RECORD, ev, 0x1000);
+        CHECK(ag_eng.r.t != NULL && ag_replay_holds(0, ev));
+        for (int q = 0; q < 32; q++)
+            CHECK(ag_engine_before(AG_EP_cuEventQuery, ev, 0, 1) == AG_ANSWER_NOT_READY);
+        CHECK(ag_eng.r.t != NULL && ag_eng.s.flush[AG_FLUSH_QUERY] == ended);
+        /* the 33rd observer query, or the first of a submitting thread, ends it */
+        CHECK(ag_engine_before(AG_EP_cuEventQuery, ev, 0, round == 0) == 0);
+        CHECK(ag_eng.r.t == NULL && ag_eng.s.flush[AG_FLUSH_QUERY] == ++ended);
+        for (int k = 2; k <= 8; k++)
+            submit(k, (uint64_t)k);
+        sync_point();
+    }
+    CHECK(ag_eng.s.queries_deferred == deferred + 64 && same_order());
+}
+
 /* Two contexts in turn, one thread (a program switching devices every step): each
  * context's engine keeps its own window, so both steps repeat and are graphed, and
  * each replays (held ops of one engine while the other takes its own). */
@@ -1383,9 +1428,9 @@ static void test_two_contexts(void)
     submit_ctx = 2;
     submit_on(50, 0, 0x2000);
     submit_ctx = 1;
-    ag_engine_before(AG_EP_cuStreamSynchronize, 0x1000, 0);
+    ag_engine_before(AG_EP_cuStreamSynchronize, 0x1000, 0, 0);
     CHECK(two->w.n == 1 && two->r.t != NULL);
-    ag_engine_before(AG_EP_cuStreamSynchronize, 0x2000, 0);
+    ag_engine_before(AG_EP_cuStreamSynchronize, 0x2000, 0, 0);
     CHECK(two->w.n == 0 && two->r.t == NULL && same_order_on(0x2000));
 }
 
@@ -1418,5 +1463,6 @@ int main(void)
     test_collective_streams();
     test_collective_paced();
     test_two_contexts();
+    test_observer_queries();
     return check_finish("test_engine");
 }

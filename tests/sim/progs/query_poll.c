@@ -1,7 +1,7 @@
 /* query_poll.c -- a loop whose host polls work the loop does not hold (engine_sim.bats:
  * queries that can see nothing held end no window):
  *
- *   query_poll [ITER] [spin|pool]
+ *   query_poll [ITER] [spin|pool|watch]
  *
  * Each iteration: 24 launches on a created stream s, with, after a number of them that
  * changes every iteration, a cuStreamQuery of another created stream s2 and a
@@ -16,10 +16,57 @@
  * then a cuEventQuery of it (counted in "ready") and a cuMemcpyHtoDAsync of the batch
  * from pinned memory, which a saxpy adds into `acc`, all inside the window the step's
  * launches make; stdout then ends with "acc N", acc's sum.
+ * With `watch` a second thread, which submits no work, polls e_s with cuEventQuery
+ * once an iteration, 0-150 us after it started, as PyTorch's NCCL watchdog polls the
+ * end events of collectives, and the host spends 5 us of its own after each launch:
+ * the watchdog's queries come at places of the window that vary with timing (stderr:
+ * "watchdog: N queries, R ready").
  */
 #include "prog.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
+
+struct watchdog {
+    CUcontext ctx;
+    CUevent event;
+    int stop, iteration;        /* set by the main thread, atomically */
+    long queries, ready;
+};
+
+static long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* Once an iteration (it waits for the next one to start, so however slow the run,
+ * sanitizers included), after a delay of 0-150 us that varies, one query of e_s. */
+static void *watchdog_run(void *arg)
+{
+    struct watchdog *w = arg;
+    int seen = 0;
+    CK(cuCtxSetCurrent(w->ctx));
+    while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+        int now = __atomic_load_n(&w->iteration, __ATOMIC_ACQUIRE);
+        if (now == seen) {
+            sched_yield();
+            continue;
+        }
+        seen = now;
+        for (long t0 = now_us(), wait = (w->queries * 37) % 151; now_us() - t0 < wait;)
+            sched_yield();
+        CUresult r = cuEventQuery(w->event);
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+            CK(r);
+        w->queries++;
+        w->ready += r == CUDA_SUCCESS;
+    }
+    return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -28,6 +75,9 @@ int main(int argc, char **argv)
     int n = PROG_N, iters = argc > 1 ? atoi(argv[1]) : 200, ready = 0;
     int spin = argc > 2 && strcmp(argv[2], "spin") == 0;
     int pool = argc > 2 && strcmp(argv[2], "pool") == 0;
+    int watch = argc > 2 && strcmp(argv[2], "watch") == 0;
+    struct watchdog dog = { 0 };
+    pthread_t dog_thread;
     void *aa[] = { &a, &n };
     int h[PROG_N];
     prog_setup(&ctx, &mod);
@@ -47,8 +97,16 @@ int main(int argc, char **argv)
     void *sa[] = { &one, &batch, &acc, &n };
     CK(cuMemsetD32(a, 0, PROG_N));
     CK(cuEventRecord(e_s2, s2));
+    if (watch) {
+        CK(cuEventRecord(e_s, s));
+        dog.ctx = ctx;
+        dog.event = e_s;
+        if (pthread_create(&dog_thread, NULL, watchdog_run, &dog) != 0)
+            return 1;
+    }
     for (int it = 0; it < iters; it++) {
         int poll_at = (it * 7) % 24;
+        __atomic_store_n(&dog.iteration, it + 1, __ATOMIC_RELEASE);
         if (pool) {
             CK(cuEventRecord(e_pool, s));
             ready += cuEventQuery(e_pool) == CUDA_SUCCESS;
@@ -63,6 +121,8 @@ int main(int argc, char **argv)
                 ready += cuEventQuery(e_s2) == CUDA_SUCCESS;
             }
             CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
+            for (long t0 = watch ? now_us() : 0; watch && now_us() - t0 < 5;)
+                ;                           /* the host's own work per op */
             if (k == 20)
                 CK(cuEventRecord(e_s, s));
             if (k == 21 && it % 50 == 49)
@@ -73,6 +133,11 @@ int main(int argc, char **argv)
                 ;
         else
             CK(cuStreamSynchronize(s));
+    }
+    if (watch) {
+        __atomic_store_n(&dog.stop, 1, __ATOMIC_RELEASE);
+        pthread_join(dog_thread, NULL);
+        fprintf(stderr, "watchdog: %ld queries, %ld ready\n", dog.queries, dog.ready);
     }
     CK(cuMemcpyDtoH(h, a, sizeof h));
     printf("sum %ld ready %d", prog_sum_int(h, PROG_N), ready);
