@@ -1021,12 +1021,19 @@ layers_cycle() {
     want rematches -ge 100
 }
 
-@test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {
+# qpoll ARG... : build/sim/progs/query_poll ARG... (tests/sim/progs/query_poll.c) without
+# the shim (run "plain") and with it (run "shim"); fails unless both exit 0 with the same
+# stdout and SIM_LOG; loads the summary into S
+qpoll() {
     [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
-    sim_run plain query_poll -- 200
-    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200
-    same plain shim "query_poll 200" || return 1
+    sim_run plain query_poll -- "$@"
+    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- "$@"
+    same plain shim "query_poll $*" || return 1
     load shim
+}
+
+@test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {
+    qpoll 200 || return 1
     echo "templates=${S[templates]} passed=${S[queries_passed]} flush_query=${S[flush query]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
     want queries_passed -ge 200            # 400; with an engine per context a query of
                                            # a stream no window names reaches none
@@ -1036,11 +1043,7 @@ layers_cycle() {
 }
 
 @test "query_poll pool: a query of an event the window records (PyTorch's pinned pool) ends the recorded window as it ends a replay: no replay stops there, same sums" {
-    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
-    sim_run plain query_poll -- 200 pool
-    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200 pool
-    same plain shim "query_poll 200 pool" || return 1
-    load shim
+    qpoll 200 pool || return 1
     echo "templates=${S[templates]} mismatches=${S[mismatches]} retired=${S[retired]} graphed=${S[launches_graphed]}"
     want templates -le 3                   # 13 while recording passed that query
     want mismatches -le 8                  # the every-50th query of held work; 171 then
@@ -1049,11 +1052,7 @@ layers_cycle() {
 }
 
 @test "query_poll watch: a thread that submits no work polls an event the window records (a watchdog): the windows end where the loop synchronizes, replays tell it not ready: same sums, graphed" {
-    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
-    sim_run plain query_poll -- 200 watch
-    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- 200 watch
-    same plain shim "query_poll 200 watch" || return 1
-    load shim
+    qpoll 200 watch || return 1
     cat "$tmp/shim.err"
     echo "templates=${S[templates]} mismatches=${S[mismatches]} flush_query=${S[flush query]} deferred=${S[queries_deferred]} graphed=${S[launches_graphed]}"
     want "flush query" -le 8               # the every-50th query of held work; 25-33
