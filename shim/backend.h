@@ -98,6 +98,10 @@ struct ag_backend {
      * as JSON (README, "Graph data") in a malloc'd string. */
     int (*dump_dot)(void *graph, const char *path, int verbose);
     int (*graph_data)(void *graph, void *exec, char **json);
+
+    /* The name of the kernel function whose handle a kernel op's shape begins with
+     * (AG_KERNEL_FUNC_BYTES), for AUTOGRAPH_EXPLAIN; NULL when unknown.  NULL: none. */
+    const char *(*function_name)(uint64_t func);
 };
 
 #endif

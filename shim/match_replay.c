@@ -14,6 +14,7 @@
  */
 #include "engine_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,6 +224,61 @@ int ag_same_identity(const struct ag_op_id *a, const unsigned char *a_shape,
     return memcmp(a_shape + from, b_shape + from, a->shape_len - from) == 0;
 }
 
+/* A kernel's function for AUTOGRAPH_EXPLAIN: its name where the backend knows it
+ * (into buf), else its handle. */
+static const char *function_text(uint64_t func, char *buf, size_t size)
+{
+    const char *name = ag_eng.be->function_name ? ag_eng.be->function_name(func) : NULL;
+    if (name)
+        return name;
+    snprintf(buf, size, "%#llx", (unsigned long long)func);
+    return buf;
+}
+
+/* How op differs from the template op `want` (its shape want_shape) whose identity it
+ * does not share.  With AUTOGRAPH_EXPLAIN in its words (a buffer of the thread's, good
+ * until its next call; kernels name both functions), else one constant text. */
+static const char *identity_difference(const struct ag_op_id *want,
+                                       const unsigned char *want_shape,
+                                       const struct ag_op *op)
+{
+    static const char *const kinds[AG_OP_KIND_COUNT] = {
+        [AG_OP_KERNEL] = "a kernel", [AG_OP_MEMSET] = "a memset", [AG_OP_MEMCPY] = "a copy",
+        [AG_OP_EVENT_RECORD] = "an event record", [AG_OP_EVENT_WAIT] = "an event wait",
+        [AG_OP_HOST_FUNC] = "a host function",
+    };
+    static AG_TLS char text[512];
+    char a[24], b[24];
+    uint64_t f_op, f_want;
+    const char *how;
+    if (!ag_eng.p.explain)
+        return "a different op (kind, parameter layout or configuration)";
+    if (want->kind != op->kind || op->kind >= AG_OP_KIND_COUNT) {
+        snprintf(text, sizeof text, "a different op (%s where the graph has %s)",
+                 op->kind < AG_OP_KIND_COUNT ? kinds[op->kind] : "an op",
+                 want->kind < AG_OP_KIND_COUNT ? kinds[want->kind] : "another");
+        return text;
+    }
+    if (want->shape_len != op->shape_len || want->args_len != op->args_len)
+        how = "another parameter layout or number of attributes";
+    else if (want->entry != op->entry)
+        how = "made through another entry point";
+    else
+        how = op->kind == AG_OP_KERNEL ? "another argument form or launch attributes"
+                                       : "another size, direction or value";
+    if (op->kind != AG_OP_KERNEL || op->shape_len < AG_KERNEL_FUNC_BYTES ||
+        want->shape_len < AG_KERNEL_FUNC_BYTES) {
+        snprintf(text, sizeof text, "a different op (%s, %s)", kinds[op->kind], how);
+        return text;
+    }
+    memcpy(&f_op, op->shape, sizeof f_op);
+    memcpy(&f_want, want_shape, sizeof f_want);
+    snprintf(text, sizeof text, "a different op (a kernel, %s: %.200s where the graph has "
+             "%.200s)", how, function_text(f_op, a, sizeof a),
+             function_text(f_want, b, sizeof b));
+    return text;
+}
+
 /* Why op (just appended as window op o) does not match the next template op, or
  * NULL when it does. */
 static const char *mismatch_in(const struct ag_template *t, const struct ag_op *op,
@@ -233,7 +289,7 @@ static const char *mismatch_in(const struct ag_template *t, const struct ag_op *
     if (op->ctx != ag_eng.w.ctx)
         return "an op of another context";
     if (!ag_same_identity(&top->id, t->shapes + top->shape_off, &op->id, op->shape))
-        return "a different op (parameter layout, configuration or kind)";
+        return identity_difference(&top->id, t->shapes + top->shape_off, op);
     if (ag_is_event_op(op->kind) && ag_event_is_dead(op->event))
         return "an event the program destroyed";
     if (op->kind == AG_OP_EVENT_WAIT && wait_link(o->link_back) != top->link)
