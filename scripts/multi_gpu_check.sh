@@ -32,8 +32,9 @@
 #   5. --bench: ddp_train.py --bench and allreduce_loop.py --bench (each step timed between
 #      two synchronizes, medians after warm-up), --bench-reps (default 3) processes per
 #      side, alternating without / with the shim, one job at a time on idle GPUs: the
-#      median over processes of the slower rank's p50; a table (table.md): workload |
-#      no shim | shim | ratio | same | graphed share per rank
+#      median over processes of the slower rank's p50, and the median of each pair's own
+#      ratio (the pair run in turn); a table (table.md): workload | no shim | shim | ratio
+#      | pairs | same | graphed share per rank
 # NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 are
 # exported to every process (multicast must never be used; the Python programs force them
 # too).  With fewer than 2 GPUs (nvidia-smi -L) it prints "skipped: fewer than 2 GPUs" and
@@ -369,11 +370,12 @@ p50_of() {
     done
     echo "$m"
 }
+# median [FORMAT]: the median of the numbers on stdin (printf FORMAT, default %.2f)
 median() {
-    sort -g | awk '{ v[NR] = $1 } END {
+    sort -g | awk -v fmt="${1:-%.2f}" '{ v[NR] = $1 } END {
         if (NR == 0) exit
-        if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]
-        else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+        if (NR % 2) printf fmt "\n", v[(NR + 1) / 2]
+        else printf fmt "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # --- 2. check: with and without the shim -------------------------------------------------------
@@ -521,7 +523,9 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
         same=SAME first=
         : >"$out/bench/$w.p50.off"
         : >"$out/bench/$w.p50.on"
+        : >"$out/bench/$w.pairs"
         for r in $(seq 1 "$bench_reps"); do
+            pair=
             for s in off on; do
                 d=$out/bench/$w.$s.$r
                 st=$(status_of "$d")
@@ -531,12 +535,17 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                 fi
                 v=$(p50_of "$d")
                 [ -n "$v" ] && echo "$v" >>"$out/bench/$w.p50.$s"
+                pair="$pair${pair:+ }${v:-?}"
                 if [ -z "$first" ]; then
                     first=$d
                 elif [ "$same" = SAME ] && ! same_as "$first" "$d"; then
                     same="DIFFER ($s $r)"
                 fi
             done
+            # the pair run in turn: its own ratio, as processes differ more than sides
+            awk -v p="$pair" 'BEGIN { n = split(p, v, " ")
+                if (n == 2 && v[1] != "?" && v[2] != "?" && v[2] + 0 > 0) printf "%.6f\n", v[1] / v[2] }' \
+                >>"$out/bench/$w.pairs"
         done
         [ -n "$first" ] || same="no run"
         case $same in SAME | "no run") ;; *) failures=$((failures + 1)) ;; esac
@@ -544,6 +553,8 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
         m_on=$(median <"$out/bench/$w.p50.on")
         ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {
             if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }')
+        pairs=$(median %.3f <"$out/bench/$w.pairs")
+        pairs="${pairs:-?} ($(tr '\n' ' ' <"$out/bench/$w.pairs" | awk '{ for (i = 1; i <= NF; i++) printf "%s%.3f", (i > 1 ? ", " : ""), $i }'))"
         sh=
         for rk in $(seq 0 $((NPROC - 1))); do
             v=$(for r in $(seq 1 "$bench_reps"); do
@@ -551,7 +562,7 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                 done | grep -v '?' | tr -d '%' | median)
             sh="$sh${sh:+ / }${v:-?}%"
         done
-        rows+=("| ${prog_of[$w]} --bench${args_of[$w]:+ ${args_of[$w]}} | ${m_off:-?} | ${m_on:-?} | $ratio | $same | $sh |")
+        rows+=("| ${prog_of[$w]} --bench${args_of[$w]:+ ${args_of[$w]}} | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $same | $sh |")
     done
     if [ "$dry" = 0 ]; then
         {
@@ -560,10 +571,12 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                  "$("$NVIDIA_SMI" --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd ',' -)"
             echo "p50: median over $bench_reps processes per side of the slower rank's per-step p50 in us" \
                  "(each step between two torch.cuda.synchronize() calls, after warm-up);"
+            echo "pairs: each pair of processes run in turn (no shim, then shim) gives its own ratio;" \
+                 "their median, then each pair's (processes of one job differ, with or without the shim)"
             echo "graphed share: median over the shim's processes, per rank (rank 0 / rank 1)"
             echo
-            echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | same | graphed share per rank |"
-            echo "|---|---|---|---|---|---|"
+            echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | pairs in turn: median (each) | same | graphed share per rank |"
+            echo "|---|---|---|---|---|---|---|"
             printf '%s\n' "${rows[@]}"
         } | tee "$out/table.md" | tee -a "$out/results.txt"
     fi

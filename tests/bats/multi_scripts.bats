@@ -126,11 +126,18 @@ fake_run() {
     [ "$(grep -c 'SAME; ranks agree; graphed_share per rank 90.0% / 91.0%' <<<"$output")" -eq 4 ]
     [[ "$output" == *"no-hang ddp: 3 runs with the shim: 3 ok, 0 timed out, 0 differ, 0 failed"* ]]
     [[ "$output" == *"no-hang allreduce: 3 runs with the shim: 3 ok, 0 timed out, 0 differ, 0 failed"* ]]
-    [[ "$output" == *"| ddp_train.py --bench | 151.00 | 100.00 | 1.510 | SAME |"* ]]
+    [[ "$output" == *"| ddp_train.py --bench | 151.00 | 100.00 | 1.510 | 1.510 (1.510, 1.510) | SAME |"* ]]
     [[ "$output" == *"all passed"* ]]
     [ -f "$tmp/o/multi_gpu.tgz" ]
     tar tzf "$tmp/o/multi_gpu.tgz" | grep -q 'multi_gpu/table.md'
     tar tzf "$tmp/o/multi_gpu.tgz" | grep -q 'multi_gpu/check/ddp.on/rank1.out'
+}
+
+@test "multi scripts: bench processes that differ: the medians per side, and each pair run in turn with its own ratio and their median" {
+    FAKE_SPREAD=1 MD_BATS= fake_run --bench --repeats 0 --bench-reps 3 --only ddp "$tmp/o"
+    [ "$status" -eq 0 ]
+    # no shim 151, 301, 91; shim 100, 200, 150: medians 151 / 150; pairs 1.51, 1.505, 0.607
+    [[ "$output" == *"| ddp_train.py --bench | 151.00 | 150.00 | 1.007 | 1.505 (1.510, 1.505, 0.607) | SAME |"* ]]
 }
 
 @test "multi scripts: a rank that never ends is a timeout, and its process is killed" {
