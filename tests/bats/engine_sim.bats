@@ -1165,6 +1165,15 @@ coll() {
     want launches_graphed -ge 2000             # of 2200
 }
 
+@test "collective ddp: a DDP step with no sync (identical forward blocks, other backward blocks, two buckets' collectives on a forked stream, a first step that differs): period detection cuts whole steps: same log, graphed, no collective held" {
+    local COLL_ENV=()
+    coll ddp 200 || return 1
+    [ "$LATE" -eq 0 ]
+    want templates -le 2
+    want mismatches -le 4
+    want launches_graphed -ge 6500             # of 6800
+}
+
 @test "collective: a kernel of another name is held as any other (the check fails without the rule); AUTOGRAPH_COLLECTIVE_PREFIXES makes it a collective" {
     local COLL_ENV=()
     coll sync 30 commAllReduce_sum

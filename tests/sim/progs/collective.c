@@ -18,6 +18,11 @@
  *            back by events, with launches on s beside them
  *   streams-period   as streams, with no sync until the end (DDP's buckets without a
  *            loss.item(): period detection cuts a run that forks and joins streams)
+ *   ddp      a DDP training step with no sync until the end: a memset of the
+ *            gradients, a forward of 4 identical blocks of 4 launches, a backward of 4
+ *            blocks of 3 other launches whose gradient buckets (after blocks 2 and 4)
+ *            go to a collective on s2 forked from s, the join, an optimizer of 3
+ *            launches; the first step also makes the optimizer's state (2 memsets)
  * stdout: the buffers' sums (the same with and without the shim); stderr:
  * "collective: calls N, late L" (L: collectives not run when their call returned).
  */
@@ -38,7 +43,7 @@ static void prog_coll(sim_dim3 grid, sim_dim3 block, void **params)
 }
 static const size_t prog_coll_sizes[] = { sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(int) };
 
-static CUfunction add_one, coll;
+static CUfunction add_one, add_two, scale, coll;
 static CUstream s, s2;
 static CUevent e1, e2;
 static CUdeviceptr a, b, count;
@@ -126,20 +131,67 @@ static void two_streams(void)
     add(&a, s);
 }
 
+/* One launch of f(p, n), or of scale(p, 1, n) when f is scale. */
+static void launch_on(CUfunction f, CUdeviceptr *p, CUstream st)
+{
+    int n = PROG_N, one = 1;
+    void *params[] = { p, &n }, *scale_params[] = { p, &one, &n };
+    before_call();
+    CK(cuLaunchKernel(f, 1, 1, 1, PROG_N, 1, 1, 0, st, f == scale ? scale_params : params,
+                      NULL));
+}
+
+/* A gradient bucket's all-reduce: s2 forked from s, the collective, joined back. */
+static void bucket(void)
+{
+    CK(cuEventRecord(e1, s));
+    CK(cuStreamWaitEvent(s2, e1, 0));
+    coll_ex(b, s2);
+    CK(cuEventRecord(e2, s2));
+}
+
+/* One DDP training step (mode ddp): forward, backward with buckets, optimizer. */
+static void ddp_step(int it)
+{
+    if (it == 0) {                              /* the optimizer's state */
+        CK(cuMemsetD32Async(a, 0, PROG_N, s));
+        CK(cuMemsetD32Async(a, 0, PROG_N, s));
+    }
+    CK(cuMemsetD32Async(b, 0, PROG_N, s));      /* zero_grad */
+    for (int blk = 0; blk < 4; blk++) {         /* forward */
+        launch_on(add_one, &a, s);
+        launch_on(scale, &a, s);
+        launch_on(add_two, &a, s);
+        launch_on(add_one, &a, s);
+    }
+    launch_on(scale, &a, s);                    /* the loss */
+    for (int blk = 0; blk < 4; blk++) {         /* backward */
+        launch_on(scale, &b, s);
+        launch_on(add_two, &b, s);
+        launch_on(add_two, &b, s);
+        if (blk % 2 == 1)
+            bucket();
+    }
+    CK(cuStreamWaitEvent(s, e2, 0));            /* DDP waits for its all-reduces */
+    for (int k = 0; k < 3; k++)                 /* optimizer */
+        launch_on(k == 1 ? add_two : add_one, &a, s);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     const char *name = argc > 3 ? argv[3] : "ncclDevKernel_AllReduce_Sum_i32";
     int iters = argc > 2 ? atoi(argv[2]) : 0, host[PROG_N];
-    int both = !strcmp(mode, "streams-period");
-    int period = both || !strcmp(mode, "period"), streams = both || !strcmp(mode, "streams");
+    int both = !strcmp(mode, "streams-period"), ddp = !strcmp(mode, "ddp");
+    int period = both || ddp || !strcmp(mode, "period");
+    int streams = both || !strcmp(mode, "streams");
     CUcontext ctx;
     CUmodule mod;
 
     if ((!period && !streams && strcmp(mode, "sync") && strcmp(mode, "paced")) ||
         iters <= 0) {
-        fprintf(stderr, "usage: collective sync|period|paced|streams|streams-period ITER "
-                "[KERNEL]\n");
+        fprintf(stderr, "usage: collective sync|period|paced|streams|streams-period|ddp "
+                "ITER [KERNEL]\n");
         return 2;
     }
     busy = !strcmp(mode, "paced") ? 5 : 0;
@@ -147,6 +199,8 @@ int main(int argc, char **argv)
     if (sim_register_kernel(name, prog_coll, 3, prog_coll_sizes))
         return 1;
     CK(cuModuleGetFunction(&add_one, mod, "add_one"));
+    CK(cuModuleGetFunction(&add_two, mod, "add_two"));
+    CK(cuModuleGetFunction(&scale, mod, "scale"));
     CK(cuModuleGetFunction(&coll, mod, name));
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
@@ -159,7 +213,9 @@ int main(int argc, char **argv)
     CK(cuMemsetD32(b, 0, PROG_N));
     CK(cuMemsetD32(count, 0, 1));
     for (int it = 0; it < iters; it++) {
-        if (streams)
+        if (ddp)
+            ddp_step(it);
+        else if (streams)
             two_streams();
         else
             one_stream();
