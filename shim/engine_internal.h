@@ -201,8 +201,8 @@ struct ag_replay {              /* read by every held op: its first line first *
     unsigned stopped_id;        /* the template whose replay stopped last, and the */
     unsigned long stopped_window;   /* window it stopped in (s.windows then) */
     enum ag_flush_reason ended_by;  /* the flush point that stopped it, if one did */
-    unsigned long defer_window; /* the window (s.windows) whose observer queries */
-    unsigned defers;            /* were answered "not ready", and how many */
+    unsigned long defer_replay; /* the replay (engine_scope.c) whose observer */
+    unsigned defers;            /* queries were answered "not ready", and how many */
 };
 
 struct ag_stats {               /* those a replay counts first, in one cache line */

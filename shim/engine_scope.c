@@ -86,18 +86,21 @@ static int in_scope(const struct call *c)
 /* Queries a replay holds back for observers: an observer (a thread that never
  * submitted work, as PyTorch's NCCL watchdog) that queries an event whose record a
  * replay holds is told "not ready", which is true (the record's work has not run), up
- * to this many times in one window; past that the window ends (a thread that spins on
+ * to this many times in one replay; past that the window ends (a thread that spins on
  * the query gets its answer). */
 #define AG_OBSERVER_DEFERS 32
 
 enum query_way { QUERY_ENDS_WINDOW, QUERY_PASSES, QUERY_NOT_READY };
 
-/* An observer's query of a held record: "not ready" while the window's budget lasts. */
+/* An observer's query of a held record: "not ready" while the replay's budget lasts.
+ * A replay is told from the next by the sum of windows, replays and stops, one of
+ * which grows as each replay ends (a run with no sync is one window of many). */
 static enum query_way observer_waits(void)
 {
     struct ag_replay *r = &ag_eng.r;
-    if (r->defer_window != ag_eng.s.windows) {
-        r->defer_window = ag_eng.s.windows;
+    unsigned long replay = ag_eng.s.windows + ag_eng.s.replays + ag_eng.s.mismatches;
+    if (r->defer_replay != replay) {
+        r->defer_replay = replay;
         r->defers = 0;
     }
     if (r->defers >= AG_OBSERVER_DEFERS)

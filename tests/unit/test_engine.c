@@ -1361,7 +1361,7 @@ static int same_order_on(uintptr_t stream)
  * window there, recorded or replayed (a replay would stop at it).  An observer (a
  * thread that never submitted work, as a watchdog) passes while the window is
  * recorded, and while a replay holds the record is told "not ready", 32 times in a
- * window; its 33rd query ends the window. */
+ * replay; its 33rd query ends the window. */
 static void test_observer_queries(void)
 {
     const uintptr_t ev = 0xe5;
