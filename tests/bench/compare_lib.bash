@@ -136,12 +136,13 @@ keylines() { grep -E "^($keys) " "$1" 2>/dev/null; }
 # p50 FILE: the per_iter_us p50 of one timing run
 p50() { awk '$1 == "per_iter_us" && $2 == "p50" { v = $3 } END { if (v != "") print v }' "$1" 2>/dev/null; }
 
-# median of numbers on stdin (one a line); empty when none
+# median [FORMAT]: of the numbers on stdin (one a line), printf FORMAT (default %.2f);
+# empty when none
 median() {
-    sort -g | awk '{ v[NR] = $1 } END {
+    sort -g | awk -v fmt="${1:-%.2f}" '{ v[NR] = $1 } END {
         if (NR == 0) exit
-        if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]
-        else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+        if (NR % 2) printf fmt "\n", v[(NR + 1) / 2]
+        else printf fmt "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # sumstat KEY FILE: the word after KEY in the exit summary ("libautograph: graphed_share P%",
@@ -199,18 +200,31 @@ check_same() {
     say "$name: $same"
 }
 
+# pairs_col FILE: the ratios (no shim over shim) of the pairs of processes run in turn,
+# one a line in FILE: "MEDIAN (R1, R2, ...)", or "?" when none.  One machine's processes
+# can differ more than the sides do; each pair's own ratio shows it.
+pairs_col() {
+    local m
+    m=$(median %.3f <"$1")
+    [ -n "$m" ] || { echo "?"; return; }
+    printf '%s (%s)\n' "$m" "$(awk '{ printf "%s%.3f", (NR > 1 ? ", " : ""), $1 }' "$1")"
+}
+
 # time_sides NAME "TIMING WORDS" CMD...: $reps alternating processes per side of CMD
-# TIMING WORDS --time; sets m_off and m_on (the medians of their p50s, empty when none)
-# and ratio (m_off / m_on or "?"); with check_runs=1 may set same to "DIFFER (timing run ...)"
+# TIMING WORDS --time; sets m_off and m_on (the medians of their p50s, empty when none),
+# ratio (m_off / m_on or "?") and pairs (pairs_col of each pair's ratio); with
+# check_runs=1 may set same to "DIFFER (timing run ...)"
 time_sides() {
-    local name=$1 r s f v rc ref=
+    local name=$1 r s f v rc ref='' pair
     # shellcheck disable=SC2206
     local tx=($2)
     shift 2
     say "$name: timing, $reps processes per side, alternating"
     : >"$out/$name.p50.off"
     : >"$out/$name.p50.on"
+    : >"$out/$name.pairs"
     for r in $(seq 1 "$reps"); do
+        pair=
         for s in off on; do
             f=$out/$name.time.$s.$r
             side $s "$@" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
@@ -219,6 +233,7 @@ time_sides() {
             [ "$check_runs" -eq 1 ] || [ $s = on ] &&
                 grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
             v=$(p50 "$f.out")
+            pair="$pair${pair:+ }${v:-?}"
             if [ -n "$v" ]; then
                 echo "$v" >>"$out/$name.p50.$s"
             elif [ "$check_runs" -eq 1 ]; then
@@ -235,7 +250,11 @@ time_sides() {
                 say "$name: $same: $f.out against $ref"
             fi
         done
+        awk -v p="$pair" 'BEGIN { n = split(p, v, " ")
+            if (n == 2 && v[1] != "?" && v[2] != "?" && v[2] + 0 > 0) printf "%.6f\n", v[1] / v[2] }' \
+            >>"$out/$name.pairs"
     done
+    pairs=$(pairs_col "$out/$name.pairs")
     m_off=$(median <"$out/$name.p50.off")
     m_on=$(median <"$out/$name.p50.on")
     ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {

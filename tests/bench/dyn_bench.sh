@@ -11,7 +11,8 @@
 #         the exit summary (its "libautograph:" lines)   -> OUTDIR/<name>.summary
 #     compares their "result" / "sha256" / "tokens" / "token_ids" lines: SAME or DIFFER
 #     then N alternating timing processes per side with --time (off, on, off, on, ...):
-#     the median of the per-process "per_iter_us p50" per side; the timing runs' result
+#     the median of the per-process "per_iter_us p50" per side, each pair's own ratio
+#     (off over the on run just after it) with their median; the timing runs' result
 #     lines must match too (else "DIFFER (timing run SIDE N)")
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads (names for --only):
@@ -107,7 +108,7 @@ for i in "${!names[@]}"; do
     say "$name: $(($(date +%s) - t_wl)) s"
     wl=${cmds[$i]##*/}
     wl=${wl% "$TORCH_ARGS"}
-    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
+    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
 done
 
 # decode_prog prints the same result whatever its sync / memset / copy options: say so
@@ -136,11 +137,13 @@ fi
     echo "total $(($(date +%s) - t_begin)) s; timing runs add --time (torch_loop also --tokens $LOOP_TIME_TOKENS${GEN_TIME_ARGS:+, torch_generate also $GEN_TIME_ARGS})"
     [ -n "$cross" ] && echo "$cross"
     echo
+    echo "pairs: each pair of processes run in turn (no shim, then shim) gives its own ratio;"
+    echo "their median, then each pair's"
     echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
     echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
     echo
-    echo "| workload | no shim p50 | shim p50 | ratio | in process | same | graphed_share | templates | patches |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| workload | no shim p50 | shim p50 | ratio | pairs in turn | in process | same | graphed_share | templates | patches |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done

@@ -13,7 +13,8 @@
 #         the exit summary (its "libautograph:" lines) -> OUTDIR/<name>.summary
 #     compares their "result" / "sha256" / "step" lines: SAME or DIFFER
 #     then N alternating timing processes per side with --time (off, on, off, on, ...):
-#     the median of the per-process "per_iter_us p50" per side
+#     the median of the per-process "per_iter_us p50" per side, and each pair's own
+#     ratio (off over the on run just after it) with their median
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
 #   (--stream), alloc_loop, alloc_async (--async), trainer, samples_thrust,
@@ -108,18 +109,20 @@ for i in "${!names[@]}"; do
     label=${cmds[$i]##*/}           # the program and its arguments, after env's settings
     [[ ${cmds[$i]} != env\ * ]] ||
         label="$(awk '{ for (k = 2; k <= NF && $k ~ /=/; k++) printf "%s ", $k }' <<< "${cmds[$i]}")$label"
-    rows+=("| $label | ${m_off:-?} | ${m_on:-?} | $ratio | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
+    rows+=("| $label | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
 done
 
 {
     echo
     echo "libautograph: $lib; $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
     echo "p50: median over $reps processes per side of each process's per-iteration p50"
+    echo "pairs: each pair of processes run in turn (no shim, then shim) gives its own ratio;"
+    echo "their median, then each pair's"
     echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
     echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
     echo
-    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | in process | same output | graphed share |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | pairs in turn | in process | same output | graphed share |"
+    echo "|---|---|---|---|---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done
