@@ -685,5 +685,5 @@ const struct ag_backend ag_cuda_backend = {
     .release_exec = backend_release_exec,
     .dump_dot = ag_cuda_dump_dot,           /* backend_cuda_inspect.c */
     .graph_data = ag_cuda_graph_data,
-    .function_name = ag_cuda_function_name,
+    .function_name = ag_record_function_name,    /* record_ops.c */
 };

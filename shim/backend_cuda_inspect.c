@@ -185,21 +185,6 @@ static const char *kernel_name(CUgraphNode node)
     return NULL;
 }
 
-/* The driver's name of a kernel op's function handle: a CUfunction, or a CUkernel
- * (cuLaunchKernel takes either). */
-const char *ag_cuda_function_name(uint64_t func)
-{
-    const char *name = NULL;
-    pthread_once(&drv_once, resolve);
-    if (func == 0)
-        return NULL;
-    if (drv.func_name && drv.func_name(&name, (CUfunction)(uintptr_t)func) == CUDA_SUCCESS)
-        return name;
-    if (drv.kernel_name && drv.kernel_name(&name, (CUkernel)(uintptr_t)func) == CUDA_SUCCESS)
-        return name;
-    return NULL;
-}
-
 /* A list of node indices: the other end of every edge whose `end` is node i. */
 static void put_edges(struct text *t, const struct graph_view *g, size_t i, int dependents)
 {

@@ -1,12 +1,9 @@
 /* backend_cuda_inspect.h -- the CUDA backend's introspection entries (backend.h:
- * dump_dot, graph_data, function_name), defined in backend_cuda_inspect.c. */
+ * dump_dot, graph_data), defined in backend_cuda_inspect.c. */
 #ifndef AG_BACKEND_CUDA_INSPECT_H
 #define AG_BACKEND_CUDA_INSPECT_H
 
-#include <stdint.h>
-
 int ag_cuda_dump_dot(void *graph, const char *path, int verbose);
 int ag_cuda_graph_data(void *graph, void *exec, char **json);
-const char *ag_cuda_function_name(uint64_t func);
 
 #endif

@@ -43,11 +43,6 @@ int ag_collective_name(const char *name)
 
 int ag_collective_function(CUfunction f)
 {
-    DRIVER_FN(func_name, cuFuncGetName);
-    DRIVER_FN(kernel_name, cuKernelGetName);
-    const char *name = NULL;
-    if ((func_name == NULL || func_name(&name, f) != CUDA_SUCCESS) &&
-        (kernel_name == NULL || kernel_name(&name, (CUkernel)f) != CUDA_SUCCESS))
-        return 0;                    /* nameless: not known as one */
-    return ag_collective_name(name);
+    const char *name = ag_record_function_name((uint64_t)(uintptr_t)f);
+    return name ? ag_collective_name(name) : 0;   /* nameless: not known as one */
 }

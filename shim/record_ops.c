@@ -163,17 +163,27 @@ uintptr_t ag_record_current_context(void)
 
 /* ---- memsets, copies, events ------------------------------------------------------ */
 
-void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
+const char *ag_record_function_name(uint64_t func)
 {
     DRIVER_FN(func_name, cuFuncGetName);
     DRIVER_FN(kernel_name, cuKernelGetName);     /* cudart launches CUkernel handles */
     const char *name = NULL;
+    if (func == 0)
+        return NULL;
+    if (func_name && func_name(&name, (CUfunction)(uintptr_t)func) == CUDA_SUCCESS)
+        return name;
+    if (kernel_name && kernel_name(&name, (CUkernel)(uintptr_t)func) == CUDA_SUCCESS)
+        return name;
+    return NULL;
+}
+
+void ag_record_describe(const struct ag_op *op, char *buf, size_t size)
+{
+    const char *name = NULL;
     struct ag_kernel_shape ks;
     if (op->kind == AG_OP_KERNEL && op->shape_len >= sizeof ks) {
         memcpy(&ks, op->shape, sizeof ks);
-        if ((func_name == NULL || func_name(&name, (CUfunction)(uintptr_t)ks.func) != CUDA_SUCCESS) &&
-            (kernel_name == NULL || kernel_name(&name, (CUkernel)(uintptr_t)ks.func) != CUDA_SUCCESS))
-            name = NULL;
+        name = ag_record_function_name(ks.func);
     }
     snprintf(buf, size, "%s%s%s", ag_entry_name[op->entry], name ? " of kernel " : "",
              name ? name : "");

@@ -214,6 +214,10 @@ int ag_record_kernel_collective(const struct ag_op *op);
 int ag_collective_name(const char *name);
 int ag_collective_function(CUfunction f);
 
+/* The driver's name of a kernel op's function handle (a CUfunction, or the CUkernel
+ * that cudart launches), or NULL; also the CUDA backend's function_name. */
+const char *ag_record_function_name(uint64_t func);
+
 /* "cuLaunchKernel of kernel _Z4stepPfi" (or just the entry point's name), for reports. */
 void ag_record_describe(const struct ag_op *op, char *buf, size_t size);
 
