@@ -55,12 +55,19 @@ static void before_call(void)
         prog_busy_us(busy);
 }
 
+/* One launch of f(p, n), or of scale(p, 1, n) when f is scale. */
+static void launch_on(CUfunction f, CUdeviceptr *p, CUstream st)
+{
+    int n = PROG_N, one = 1;
+    void *params[] = { p, &n }, *scale_params[] = { p, &one, &n };
+    before_call();
+    CK(cuLaunchKernel(f, 1, 1, 1, PROG_N, 1, 1, 0, st, f == scale ? scale_params : params,
+                      NULL));
+}
+
 static void add(CUdeviceptr *p, CUstream st)
 {
-    int n = PROG_N;
-    void *params[] = { p, &n };
-    before_call();
-    CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, st, params, NULL));
+    launch_on(add_one, p, st);
 }
 
 /* Whether the collective just called has run: the count is its runs so far. */
@@ -129,16 +136,6 @@ static void two_streams(void)
     CK(cuStreamWaitEvent(s, e2, 0));
     add(&a, s);
     add(&a, s);
-}
-
-/* One launch of f(p, n), or of scale(p, 1, n) when f is scale. */
-static void launch_on(CUfunction f, CUdeviceptr *p, CUstream st)
-{
-    int n = PROG_N, one = 1;
-    void *params[] = { p, &n }, *scale_params[] = { p, &one, &n };
-    before_call();
-    CK(cuLaunchKernel(f, 1, 1, 1, PROG_N, 1, 1, 0, st, f == scale ? scale_params : params,
-                      NULL));
 }
 
 /* A gradient bucket's all-reduce: s2 forked from s, the collective, joined back. */

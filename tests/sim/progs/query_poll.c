@@ -121,8 +121,8 @@ int main(int argc, char **argv)
                 ready += cuEventQuery(e_s2) == CUDA_SUCCESS;
             }
             CK(cuLaunchKernel(add_one, 1, 1, 1, PROG_N, 1, 1, 0, s, aa, NULL));
-            for (long t0 = watch ? now_us() : 0; watch && now_us() - t0 < 5;)
-                ;                           /* the host's own work per op */
+            if (watch)
+                prog_busy_us(5);            /* the host's own work per op */
             if (k == 20)
                 CK(cuEventRecord(e_s, s));
             if (k == 21 && it % 50 == 49)
