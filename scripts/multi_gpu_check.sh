@@ -107,6 +107,8 @@ export PATH=$PATH:/usr/local/cuda/bin
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
+# shellcheck source=tests/bench/stats.bash
+. tests/bench/stats.bash                # median, pair_ratio, pairs_col
 mkdir -p "$1" || exit 2
 outdir=$(cd "$1" && pwd)
 out=$outdir/multi_gpu
@@ -370,14 +372,6 @@ p50_of() {
     done
     echo "$m"
 }
-# median [FORMAT]: the median of the numbers on stdin (printf FORMAT, default %.2f)
-median() {
-    sort -g | awk -v fmt="${1:-%.2f}" '{ v[NR] = $1 } END {
-        if (NR == 0) exit
-        if (NR % 2) printf fmt "\n", v[(NR + 1) / 2]
-        else printf fmt "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # --- 2. check: with and without the shim -------------------------------------------------------
 if [ "$torch_ok" = 1 ] && [ ${#check_wl[@]} -gt 0 ]; then
     echo "$prog: check: ${check_wl[*]}, without and with the shim"
@@ -543,9 +537,8 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                 fi
             done
             # the pair run in turn: its own ratio, as processes differ more than sides
-            awk -v p="$pair" 'BEGIN { n = split(p, v, " ")
-                if (n == 2 && v[1] != "?" && v[2] != "?" && v[2] + 0 > 0) printf "%.6f\n", v[1] / v[2] }' \
-                >>"$out/bench/$w.pairs"
+            # shellcheck disable=SC2086
+            pair_ratio $pair >>"$out/bench/$w.pairs"
         done
         [ -n "$first" ] || same="no run"
         case $same in SAME | "no run") ;; *) failures=$((failures + 1)) ;; esac
@@ -553,8 +546,7 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
         m_on=$(median <"$out/bench/$w.p50.on")
         ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {
             if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }')
-        pairs=$(median %.3f <"$out/bench/$w.pairs")
-        pairs="${pairs:-?} ($(tr '\n' ' ' <"$out/bench/$w.pairs" | awk '{ for (i = 1; i <= NF; i++) printf "%s%.3f", (i > 1 ? ", " : ""), $i }'))"
+        pairs=$(pairs_col "$out/bench/$w.pairs")
         sh=
         for rk in $(seq 0 $((NPROC - 1))); do
             v=$(for r in $(seq 1 "$bench_reps"); do

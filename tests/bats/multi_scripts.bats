@@ -2,7 +2,7 @@
 # multi_scripts.bats -- the multi-GPU harness (scripts/multi_gpu_check.sh, tests/multi/*.py)
 # on a machine without GPUs: what can go wrong before a device run is caught here.
 #
-#   - the script parses (bash -n, shellcheck when installed); the Python programs compile
+#   - the script parses (bash -n, shellcheck -x when installed); the Python programs compile
 #     and print their help without PyTorch
 #   - usage errors exit 2; with fewer than 2 GPUs (no nvidia-smi, a failing one, one GPU)
 #     it prints "skipped: fewer than 2 GPUs" and exits 0, with its tarball written
@@ -43,7 +43,7 @@ fake_run() {
     bash -n scripts/multi_gpu_check.sh
     bash -n tests/bats/fixtures/fake_torchrun.sh
     if command -v shellcheck >/dev/null 2>&1; then
-        shellcheck scripts/multi_gpu_check.sh tests/bats/fixtures/fake_torchrun.sh
+        shellcheck -x scripts/multi_gpu_check.sh tests/bats/fixtures/fake_torchrun.sh
     else
         echo "shellcheck not installed: only bash -n" >&3
     fi

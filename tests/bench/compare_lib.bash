@@ -12,6 +12,9 @@
 #               run's summary (<name>.time.<side>.<rep>.summary) and reports its rc
 # then calls `cmp_init DEFAULT_REPS WITH_ONLY "$@"` (WITH_ONLY 1: accept --only LIST).
 
+# shellcheck source=tests/bench/stats.bash
+. "$(dirname "${BASH_SOURCE[0]}")/stats.bash"
+
 # cmp_init DEFAULT_REPS WITH_ONLY ARGS...: parses the options and LIBAUTOGRAPH_SO OUTDIR;
 # sets dry build reps only lib out bin NVCC NVCC_ARCH PYTHON here, fd 3 (the stderr)
 cmp_init() {
@@ -136,15 +139,6 @@ keylines() { grep -E "^($keys) " "$1" 2>/dev/null; }
 # p50 FILE: the per_iter_us p50 of one timing run
 p50() { awk '$1 == "per_iter_us" && $2 == "p50" { v = $3 } END { if (v != "") print v }' "$1" 2>/dev/null; }
 
-# median [FORMAT]: of the numbers on stdin (one a line), printf FORMAT (default %.2f);
-# empty when none
-median() {
-    sort -g | awk -v fmt="${1:-%.2f}" '{ v[NR] = $1 } END {
-        if (NR == 0) exit
-        if (NR % 2) printf fmt "\n", v[(NR + 1) / 2]
-        else printf fmt "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # sumstat KEY FILE: the word after KEY in the exit summary ("libautograph: graphed_share P%",
 # "libautograph: templates N", "libautograph: patches N"); "?" when absent
 sumstat() {
@@ -200,16 +194,6 @@ check_same() {
     say "$name: $same"
 }
 
-# pairs_col FILE: the ratios (no shim over shim) of the pairs of processes run in turn,
-# one a line in FILE: "MEDIAN (R1, R2, ...)", or "?" when none.  One machine's processes
-# can differ more than the sides do; each pair's own ratio shows it.
-pairs_col() {
-    local m
-    m=$(median %.3f <"$1")
-    [ -n "$m" ] || { echo "?"; return; }
-    printf '%s (%s)\n' "$m" "$(awk '{ printf "%s%.3f", (NR > 1 ? ", " : ""), $1 }' "$1")"
-}
-
 # time_sides NAME "TIMING WORDS" CMD...: $reps alternating processes per side of CMD
 # TIMING WORDS --time; sets m_off and m_on (the medians of their p50s, empty when none),
 # ratio (m_off / m_on or "?") and pairs (pairs_col of each pair's ratio); with
@@ -250,9 +234,8 @@ time_sides() {
                 say "$name: $same: $f.out against $ref"
             fi
         done
-        awk -v p="$pair" 'BEGIN { n = split(p, v, " ")
-            if (n == 2 && v[1] != "?" && v[2] != "?" && v[2] + 0 > 0) printf "%.6f\n", v[1] / v[2] }' \
-            >>"$out/$name.pairs"
+        # shellcheck disable=SC2086
+        pair_ratio $pair >>"$out/$name.pairs"
     done
     pairs=$(pairs_col "$out/$name.pairs")
     m_off=$(median <"$out/$name.p50.off")
