@@ -29,8 +29,9 @@
 #      and in the last run rank 0 sleeps a random 0-2 s at a random step (--delay-rank).
 #      Each must end (no timeout), exit 0 and print what one run without the shim prints.
 #      After MAX_HANGS (default 3) timeouts of a workload its remaining runs are skipped.
-#   5. --bench: ddp_train.py --bench and allreduce_loop.py --bench (each step timed between
-#      two synchronizes, medians after warm-up), --bench-reps (default 3) processes per
+#   5. --bench: ddp_train.py --bench, the same with --item-every 0 --time-every 25 (no sync
+#      but every 25 steps, timed together) and allreduce_loop.py --bench (each step timed
+#      between two synchronizes, medians after warm-up), --bench-reps (default 3) processes per
 #      side, alternating without / with the shim, one job at a time on idle GPUs: the
 #      median over processes of the slower rank's p50, and the median of each pair's own
 #      ratio (the pair run in turn); a table (table.md): workload | no shim | shim | ratio
@@ -177,12 +178,15 @@ check_wl=() rep_wl=() bench_wl=()
 for w in $all_wl; do
     wanted "$w" || continue
     check_wl+=("$w")
-    case $w in ddp | allreduce) rep_wl+=("$w"); [ "$bench" = 1 ] && bench_wl+=("$w") ;; esac
+    case $w in ddp | allreduce) rep_wl+=("$w") ;; esac
+    case $w in ddp | ddp_nosync | allreduce) [ "$bench" = 1 ] && bench_wl+=("$w") ;; esac
 done
 declare -A prog_of=([ddp]=ddp_train.py [ddp_nosync]=ddp_train.py
                     [allreduce]=allreduce_loop.py [allreduce_nosync]=allreduce_loop.py)
 declare -A args_of=([ddp]="$DDP_ARGS" [ddp_nosync]="--item-every 0 $DDP_ARGS"
                     [allreduce]="$AR_ARGS" [allreduce_nosync]="--sync-every 0 $AR_ARGS")
+declare -A bench_args_of=([ddp]="--bench" [ddp_nosync]="--bench --time-every 25"
+                          [allreduce]="--bench")
 declare -A rep_args_of=([ddp]="--steps $REP_STEPS $DDP_ARGS" [allreduce]="--iters $REP_ITERS $AR_ARGS")
 n_check=$((2 * ${#check_wl[@]}))
 n_rep=$(((repeats > 0 ? repeats + 1 : 0) * ${#rep_wl[@]}))
@@ -507,7 +511,7 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
     rows=()
     for w in "${bench_wl[@]}"; do
         # shellcheck disable=SC2206
-        a=(--bench ${args_of[$w]})
+        a=(${bench_args_of[$w]} ${args_of[$w]})
         for r in $(seq 1 "$bench_reps"); do
             for s in off on; do
                 launch "$out/bench/$w.$s.$r" "$s" "$TMO" "${prog_of[$w]}" "${a[@]}"
@@ -554,7 +558,7 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                 done | grep -v '?' | tr -d '%' | median)
             sh="$sh${sh:+ / }${v:-?}%"
         done
-        rows+=("| ${prog_of[$w]} --bench${args_of[$w]:+ ${args_of[$w]}} | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $same | $sh |")
+        rows+=("| ${prog_of[$w]} ${bench_args_of[$w]}${args_of[$w]:+ ${args_of[$w]}} | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $same | $sh |")
     done
     if [ "$dry" = 0 ]; then
         {

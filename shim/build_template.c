@@ -475,7 +475,7 @@ static struct ag_template *after_last_window(const struct ag_start *s)
     if (ag_eng.last_hash == 0 || e == NULL || e->streak < AG_SUCCESSOR_SURE)
         return NULL;
     for (struct ag_template *t = s->list; t; t = t->next_same_start)
-        if (!t->retired && t->hash == e->next)
+        if (!t->retired && !t->suspended && t->hash == e->next)
             return t;
     return NULL;
 }
@@ -505,11 +505,11 @@ struct ag_template *ag_template_find_start(uint64_t start_key)
     if (s->list && s->list->next_same_start && (best = after_last_window(s)) != NULL)
         return best;
     for (struct ag_template *t = s->list; t; t = t->next_same_start)
-        if (!t->retired && (best == NULL || better_start(t, best)))
+        if (!t->retired && !t->suspended && (best == NULL || better_start(t, best)))
             best = t;
     pref = s->preferred;
-    if (pref && pref != best && !pref->retired && pref->start_score > 0 &&
-        best->start_score <= pref->start_score + AG_START_MARGIN)
+    if (pref && pref != best && !pref->retired && !pref->suspended &&
+        pref->start_score > 0 && best->start_score <= pref->start_score + AG_START_MARGIN)
         return pref;
     s->preferred = best;
     return best;
@@ -588,6 +588,7 @@ struct ag_template *ag_template_same_prefix(const struct ag_template *t, int pos
 void ag_template_retire(struct ag_template *t, const char *why)
 {
     struct ag_start *s;
+    ag_subperiod_forget(t);
     HASH_DEL(ag_eng.by_hash, t);
     HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
     if (s) {

@@ -344,6 +344,7 @@ void ag_engine_end_window(enum ag_flush_reason reason)
     if (ag_eng.r.t)
         ag_replay_window_ended(reason);
     ag_skim_window_end(reason, ag_eng.w.n == 0);
+    ag_subperiod_window_end();
     if (ag_eng.w.n == 0)
         return;
     ag_eng.s.windows++;
@@ -376,7 +377,7 @@ static void look_for_period(void)
 {
     struct ag_window *w = &ag_eng.w;
     size_t start;
-    int len;
+    int len, floor = ag_subperiod_floor();
 
     if (ag_backoff_active()) {
         ag_backoff_window_grew(w);   /* no template now; a long window passes time */
@@ -385,8 +386,8 @@ static void look_for_period(void)
     if (w->n <= 2 * (size_t)ag_eng.long_window)
         return;                      /* a step's own structure */
     len = ag_window_period(w, &start);
-    if (len == 0)
-        return;
+    if (len <= floor)
+        return;                      /* none, or a part of a longer one (suspended) */
     if (start < w->full_from) {      /* seen light: record in full, look again */
         ag_light_stop();
         w->period_base = w->n;
@@ -397,8 +398,10 @@ static void look_for_period(void)
         return;
     }
     struct ag_template *t = ag_template_build(w, start, w->n, 0);
-    if (t)
+    if (t) {
         t->from_period = 1;
+        ag_subperiod_cut(t);
+    }
     ag_eng.s.period_cuts++;
     ag_engine_end_window(AG_FLUSH_NONE);
 }
@@ -468,6 +471,7 @@ int ag_engine_offer(struct ag_op *op)
         note_arrival(&ag_eng.w);     /* while replaying, no clock is read */
     if (ag_eng.r.t == NULL)
         ag_replay_try_start(NULL, op);
+    ag_subperiod_next_op();
     o = ag_window_append(&ag_eng.w, op);
     if (o && op->kind == AG_OP_EVENT_RECORD)
         ag_event_owner_note(op->event);
@@ -743,6 +747,7 @@ void ag_engine_reset_for_tests(void)
     ag_sh.app_capturing = 0;
     memset(&ag_eng.k, 0, sizeof ag_eng.k);
     memset(&ag_eng.backoff, 0, sizeof ag_eng.backoff);
+    memset(&ag_eng.subperiod, 0, sizeof ag_eng.subperiod);
     ag_eng.long_window = 0;
     ag_light_gate_update();
     ag_engine_unlock();

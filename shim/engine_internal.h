@@ -43,6 +43,9 @@
                                 * period cut from a program's first steps, or a window
                                 * that only starts like it, would hold and issue ops
                                 * back for nothing; its window is graphed anew */
+#define AG_SUBPERIOD_RING  16   /* broken runs of period templates remembered */
+#define AG_SUBPERIOD_APART 4    /* ... equally far apart that show a longer period */
+#define AG_SUBPERIOD_LOOK  4    /* its lengths of eager ops it is looked for */
 #define AG_BACKOFF_STRIKES 4   /* templates retired for their stops before a back-off */
 #define AG_BACKOFF_FEW     4   /* ... each after fewer replays to its end than this */
 #define AG_BACKOFF_PROVEN  16  /* replays to its end that clear the strikes */
@@ -101,6 +104,7 @@ struct ag_window {              /* what every op appended touches, in two lines 
     struct ag_evpos evmap[AG_EVMAP_SIZE];
     /* period detection over ops [period_base, n) that were issued eagerly */
     size_t period_base, period, run;
+    size_t cut_end;             /* a period found: where its template is to end (0: none) */
     /* the skim fingerprint of its ops (match_futile.c), valid while no op was held */
     uint64_t fingerprint;
     int fingerprint_valid;
@@ -161,6 +165,9 @@ struct ag_template {            /* a held op reads its first line */
                                  * its end (build_template.c) */
     int from_period;            /* cut from a run by period detection: it recurs within
                                  * one window, so a stop does not bar it there */
+    unsigned char suspended;    /* a part of a longer period: no replay starts with it
+                                 * for now (match_subperiod.c) */
+    unsigned char confirmed;    /* ... came back after a probation: never suspended again */
     struct ag_plan plan;        /* its chunk plan */
     struct ag_tuning *tuning;   /* NULL unless its plan is being timed */
     uintptr_t slot_fixed[AG_MAX_SLOTS];   /* special stream a slot must map to, or 0 */
@@ -217,6 +224,8 @@ struct ag_stats {               /* those a replay counts first, in one cache lin
     unsigned long light_windows, light_ops, freed_kept, skimmed_windows, skimmed_ops;
     unsigned long futile_shapes;    /* window shapes found futile (match_futile.c) */
     unsigned long backoffs;         /* back-offs from making templates (match_backoff.c) */
+    unsigned long subperiods;       /* period templates suspended as parts of longer ones */
+    unsigned long superseded;       /* ... then dropped for the longer period cut */
     unsigned long rematches;        /* replays moved to a template with the same start */
     unsigned long queries_passed;   /* queries that saw no held op: no window ended */
     unsigned long queries_deferred; /* observers' queries of held records: "not ready" */
@@ -393,6 +402,17 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
         uint32_t spans;         /* long windows' spans of ops counted on the clock */
         size_t span_mark;       /* the window's op count when a span was last counted */
     } backoff;
+    struct ag_subperiod {       /* match_subperiod.c */
+        struct ag_template *done;   /* a period's template whose replay just ran out */
+        uint64_t ops_before;    /* ops of the windows before this one */
+        struct ag_break {       /* where a run broke (ops since start), and which */
+            uint64_t at, tag;   /* template at which of its ops */
+        } breaks[AG_SUBPERIOD_RING];
+        unsigned nbreaks;
+        int floor;              /* no period template this long or shorter is cut ... */
+        uint64_t clock, until;  /* ... until the eager ops' clock reaches `until` */
+        int suspended;          /* templates suspended */
+    } subperiod;
     struct ag_dead_streams dead_streams;
     struct ag_events ev;
     struct ag_template *building;   /* report_introspect.c: built, not registered yet */
@@ -645,6 +665,15 @@ void ag_backoff_replayed(const struct ag_template *t);
 void ag_backoff_stopped(void);
 void ag_backoff_window_grew(const struct ag_window *w);
 int ag_backoff_active(void);
+
+/* match_subperiod.c */
+void ag_subperiod_replayed(struct ag_template *t);  /* t's replay ran to its end */
+void ag_subperiod_next_op(void);    /* the op after it: a replay started or not */
+void ag_subperiod_stopped(struct ag_template *t);   /* t's replay stopped (not a flush) */
+void ag_subperiod_window_end(void);
+void ag_subperiod_forget(const struct ag_template *t);  /* t is being retired */
+int ag_subperiod_floor(void);       /* an eager op: the floor on period lengths, or 0 */
+void ag_subperiod_cut(const struct ag_template *longer);    /* a period was cut */
 
 /* match_futile.c */
 uint64_t ag_futile_fold(uint64_t fingerprint, uint64_t word);

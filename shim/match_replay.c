@@ -112,8 +112,10 @@ void ag_replay_abort(const char *why)
         }
         t->mismatches++;
         ag_eng.s.mismatches++;
-        if (why != ag_stop_window_end)
+        if (why != ag_stop_window_end) {
             ag_backoff_stopped();
+            ag_subperiod_stopped(t);
+        }
         ag_explain(t->hash, -3, "graph %u (%d ops): replay stopped at op %d: %s%s%s; "
                    "the held ops were issued eagerly", t->id, t->nops, ag_eng.r.pos, why,
                    why == ag_stop_window_end ? ", at a flush point: " : "",
@@ -383,6 +385,7 @@ static int hold_matched(struct ag_template *t, struct ag_wop *o)
     ag_eng.s.replays++;
     ag_backoff_replayed(t);
     ag_replay_abort(NULL);
+    ag_subperiod_replayed(t);
     ag_window_bound();
     return AG_HELD;
 }

@@ -36,6 +36,7 @@ void ag_window_reset(struct ag_window *w)
     w->period_base = 0;
     w->period = 0;
     w->run = 0;
+    w->cut_end = 0;
     w->last_return_ns = 0;
     w->program_ns = 0;
     w->program_gaps = 0;
@@ -261,9 +262,42 @@ static size_t run_back(const struct ag_window *w, size_t i, size_t p, size_t nee
     return run;
 }
 
+/* Of the period's ops [start, start + len), the first whose hash no other of them has
+ * (else the first of the rarest).  A replay starts at any op with its first op's hash,
+ * so a template that starts where the period has its only such op starts no replay
+ * that stops at once, elsewhere in the period (a layer's kernel in a training step).
+ * Falls back to `start` when it cannot count. */
+static size_t rarest_start(const struct ag_window *w, size_t start, size_t len)
+{
+    size_t cap = 16, best = start;
+    while (cap < 2 * len)
+        cap *= 2;
+    struct count { uint64_t hash; uint32_t n; } *c = calloc(cap, sizeof *c);
+    uint32_t fewest = UINT32_MAX;
+    if (c == NULL)
+        return start;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t x = start; x < start + len; x++) {
+            uint64_t h = w->ops[x].hash;
+            size_t k = (size_t)(h ^ (h >> 31)) & (cap - 1);
+            while (c[k].n && c[k].hash != h)
+                k = (k + 1) & (cap - 1);
+            if (pass == 0) {
+                c[k].hash = h;
+                c[k].n++;
+            } else if (c[k].n < fewest) {
+                fewest = c[k].n;
+                best = x;
+            }
+        }
+    free(c);
+    return best;
+}
+
 /* Called after the eagerly issued op n-1 was appended.  Returns the length L of a
  * template to cut (and *start, its first window position) when the last
- * max(warmup, 2) * L ops are back-to-back copies of one L-op block; else 0. */
+ * max(warmup, 2) * L ops are back-to-back copies of one L-op block, at the block's
+ * phase that starts with its rarest op; else 0. */
 int ag_window_period(struct ag_window *w, size_t *start)
 {
     size_t i = w->n - 1, copies = (size_t)(ag_eng.p.warmup < 2 ? 2 : ag_eng.p.warmup);
@@ -278,6 +312,7 @@ int ag_window_period(struct ag_window *w, size_t *start)
     } else if (last->gen == w->gen && last->key == key && last->pos >= w->period_base &&
                i - last->pos <= AG_PERIOD_MAX) {
         w->period = i - last->pos;
+        w->cut_end = 0;
         len = template_length(w->period, ag_eng.p.period_min);
         w->run = run_back(w, i, w->period, copies * len - w->period);
     } else {
@@ -291,8 +326,15 @@ int ag_window_period(struct ag_window *w, size_t *start)
         return 0;
     len = template_length(w->period, ag_eng.p.period_min);
     need = copies * len - w->period;   /* the last copies * len ops repeat with period p */
-    if (w->run < need || i + 1 - w->period_base < copies * len || len > AG_WINDOW_MAX / 2)
+    if (w->run < need || i + 1 - w->period_base < copies * len || len > AG_WINDOW_MAX / 2) {
+        w->cut_end = 0;
         return 0;
+    }
+    if (w->cut_end == 0 || w->cut_end < i + 1 || w->cut_end > i + 1 + len)
+        w->cut_end = rarest_start(w, i + 1 - len, len) + len;
+    if (w->cut_end > i + 1)
+        return 0;                    /* the run goes on to the template's chosen end */
+    w->cut_end = 0;
     *start = i + 1 - len;
     return (int)len;
 }

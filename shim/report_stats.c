@@ -224,6 +224,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
     fprintf(out, "%sretired %lu\n", prefix, s->retired);
     fprintf(out, "%sbackoffs %lu\n", prefix, s->backoffs);
+    fprintf(out, "%ssubperiods %lu\n", prefix, s->subperiods);
+    fprintf(out, "%ssuperseded %lu\n", prefix, s->superseded);
     fprintf(out, "%srematches %lu\n", prefix, s->rematches);
     fprintf(out, "%squeries_passed %lu\n", prefix, s->queries_passed);
     fprintf(out, "%squeries_deferred %lu\n", prefix, s->queries_deferred);

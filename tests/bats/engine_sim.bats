@@ -1174,6 +1174,15 @@ coll() {
     want launches_graphed -ge 6500             # of 6800
 }
 
+@test "collective ddp, AUTOGRAPH_PERIOD_MIN=4: a forward block is cut first; its runs break once a step, so it is suspended and the whole step cut supersedes it: same log, graphed" {
+    local COLL_ENV=(AUTOGRAPH_PERIOD_MIN=4)
+    coll ddp 200 || return 1
+    [ "$LATE" -eq 0 ]
+    want subperiods -ge 1
+    want superseded -ge 1
+    want launches_graphed -ge 6500             # of 6800 (4585 without suspending it)
+}
+
 @test "collective: a kernel of another name is held as any other (the check fails without the rule); AUTOGRAPH_COLLECTIVE_PREFIXES makes it a collective" {
     local COLL_ENV=()
     coll sync 30 commAllReduce_sum

@@ -105,14 +105,14 @@ fake_run() {
         scripts/multi_gpu_check.sh --dry-run --no-build --bench --repeats 4 --bench-reps 2 --keep "$tmp/o"
     echo "$output"
     [ "$status" -eq 0 ]
-    # 4 workloads x 2 sides, (4 repeats + 1 reference) x 2, 2 benches x 2 sides x 2
-    [ "$(grep -c '^+ timeout ' <<<"$output")" -eq $((8 + 10 + 8)) ]
+    # 4 workloads x 2 sides, (4 repeats + 1 reference) x 2, 3 benches x 2 sides x 2
+    [ "$(grep -c '^+ timeout ' <<<"$output")" -eq $((8 + 10 + 12)) ]
     local on off
     on=$(grep '^+ timeout ' <<<"$output" | grep -c "LD_PRELOAD=$PWD/build/libautograph.so AUTOGRAPH_SUMMARY_FILE=[^ ]*/sum\.%p ")
     off=$(grep '^+ timeout ' <<<"$output" | grep -v 'LD_PRELOAD=/' | grep -c 'env -u LD_PRELOAD')
     echo "on $on off $off"
-    [ "$on" -eq $((4 + 8 + 4)) ]
-    [ "$off" -eq $((4 + 2 + 4)) ]
+    [ "$on" -eq $((4 + 8 + 6)) ]
+    [ "$off" -eq $((4 + 2 + 6)) ]
     grep '^+ timeout ' <<<"$output" | grep -q -- '--nproc-per-node=2 .*ddp_train.py --out-dir [^ ]*/reps/ddp.2 --steps 20 --delay-rank 1'
     grep '^+ timeout ' <<<"$output" | grep -q -- 'allreduce_loop.py --out-dir [^ ]*/reps/allreduce.4 --iters 200 --delay-rank 0'
     grep -q '^NCCL_NVLS_ENABLE=0$' "$tmp/o/multi_gpu/machine.txt"

@@ -42,6 +42,10 @@ def add_common_args(ap):
                     help="time every step / iteration between two torch.cuda.synchronize() "
                          "calls; prints 'per_iter_us p50 X p90 Y' and 'median_step_us X' over "
                          "the ones after --warmup")
+    ap.add_argument("--time-every", type=int, default=1,
+                    help="--bench: synchronize and time every K steps / iterations, each "
+                         "sample the K's mean (default 1; a loop that never synchronizes "
+                         "otherwise keeps K of them in one run of work)")
     ap.add_argument("--warmup", type=int, default=-1,
                     help="steps / iterations left out of the timing (default: the "
                          "program's bench default)")
@@ -138,23 +142,31 @@ def start(args, what):
 
 
 class StepTimer:
-    """--bench: each step's wall time between two torch.cuda.synchronize() calls, those
-    after --warmup kept in .times; nothing without --bench."""
+    """--bench: the wall time of every --time-every steps between two
+    torch.cuda.synchronize() calls, per step, those that start after --warmup kept in
+    .times; nothing without --bench."""
 
     def __init__(self, torch, dev, args):
         self.torch, self.dev, self.args = torch, dev, args
-        self.times, self.t0 = [], 0
+        self.times, self.t0, self.n = [], 0, 0
+        if args.time_every < 1:
+            raise SystemExit("--time-every must be >= 1")
 
     def start(self):
-        if self.args.bench:
+        if self.args.bench and self.n == 0:
             self.torch.cuda.synchronize(self.dev)
             self.t0 = time.perf_counter_ns()
 
     def stop(self, step):
-        if self.args.bench:
-            self.torch.cuda.synchronize(self.dev)
-            if step >= self.args.warmup:
-                self.times.append(time.perf_counter_ns() - self.t0)
+        if not self.args.bench:
+            return
+        self.n += 1
+        if self.n < self.args.time_every:
+            return
+        self.torch.cuda.synchronize(self.dev)
+        if step + 1 - self.n >= self.args.warmup:
+            self.times.append((time.perf_counter_ns() - self.t0) // self.n)
+        self.n = 0
 
 
 def finish(args, dist, out, rank, timer):

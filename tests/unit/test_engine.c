@@ -438,6 +438,50 @@ static void test_backoff_long_window(void)
     CHECK(ag_eng.s.period_cuts >= 1 && ag_eng.s.replays > 600 && same_order());
 }
 
+enum step_tail { TAIL_SAME, TAIL_VARIED, TAIL_LEGACY };
+
+/* Steps without a sync: 4 identical layers of 4 ops, then 10 other ops: the same each
+ * step, or in a pseudo-random order of 100 functions, or the same with one on the
+ * legacy stream (a step that cannot be graphed whole).  Returns the ops graphed. */
+static unsigned long layered_steps(int steps, enum step_tail tail)
+{
+    static uint32_t seed = 1;
+    for (int it = 0; it < steps; it++) {
+        for (int layer = 0; layer < 4; layer++)
+            for (int k = 0; k < 4; k++)
+                submit(900 + k, (uint64_t)(it * 26 + layer * 4 + k));
+        for (int k = 16; k < 26; k++) {
+            seed = seed * 1103515245u + 12345u;
+            int fn = tail == TAIL_VARIED ? 1000 + (int)(seed >> 16) % 100 : 900 + k;
+            submit_on(fn, (uint64_t)(it * 26 + k),
+                      tail == TAIL_LEGACY && k == 20 ? AG_STREAM_LEGACY : 0x1000);
+        }
+    }
+    sync_point();
+    return ag_eng.s.launches_graphed;
+}
+
+/* Period detection first cuts the layers, whose runs then break where the step goes
+ * on: they are suspended, the step is cut and supersedes them.  Breaks at no period
+ * suspend nothing; where the step cannot be cut, the layers' template replays again
+ * after the probation. */
+static void test_subperiods(void)
+{
+    reset();
+    unsigned long graphed = layered_steps(300, TAIL_SAME);
+    CHECK(ag_eng.s.subperiods >= 1 && ag_eng.s.superseded >= 1 && same_order());
+    CHECK(graphed > 300 * 26 * 9 / 10);
+    reset();
+    graphed = layered_steps(300, TAIL_VARIED);
+    CHECK(ag_eng.s.subperiods == 0 && graphed > 300 * 8 && same_order());
+    reset();
+    graphed = layered_steps(100, TAIL_LEGACY);
+    CHECK(ag_eng.s.subperiods >= 1 && ag_eng.s.superseded == 0 && same_order());
+    unsigned long before = graphed;
+    graphed = layered_steps(100, TAIL_LEGACY);
+    CHECK(graphed >= before + 100 * 8 && same_order());
+}
+
 /* Back-off: replays stopped because their window ended early (a flush at varying
  * places, as a full staging ring makes) are no sign that templates are futile: strikes
  * after them do not back off. */
@@ -1451,6 +1495,7 @@ int main(void)
     test_backoff();
     test_backoff_window_ends();
     test_backoff_long_window();
+    test_subperiods();
     test_same_start_windows();
     test_late_rematch();
     test_memory_freed();

@@ -19,7 +19,8 @@
  *   streams-period   as streams, with no sync until the end (DDP's buckets without a
  *            loss.item(): period detection cuts a run that forks and joins streams)
  *   ddp      a DDP training step with no sync until the end: a memset of the
- *            gradients, a forward of 4 identical blocks of 4 launches, a backward of 4
+ *            gradients, a forward of 4 identical blocks of 4 launches (4 shapes, as a
+ *            transformer block's kernels differ), a backward of 4
  *            blocks of 3 other launches whose gradient buckets (after blocks 2 and 4)
  *            go to a collective on s2 forked from s, the join, an optimizer of 3
  *            launches; the first step also makes the optimizer's state (2 memsets)
@@ -63,6 +64,15 @@ static void launch_on(CUfunction f, CUdeviceptr *p, CUstream st)
     before_call();
     CK(cuLaunchKernel(f, 1, 1, 1, PROG_N, 1, 1, 0, st, f == scale ? scale_params : params,
                       NULL));
+}
+
+/* The same as add(p, st), in 2 blocks of half as many threads: another shape. */
+static void add_split(CUdeviceptr *p, CUstream st)
+{
+    int n = PROG_N;
+    void *params[] = { p, &n };
+    before_call();
+    CK(cuLaunchKernel(add_one, 2, 1, 1, PROG_N / 2, 1, 1, 0, st, params, NULL));
 }
 
 static void add(CUdeviceptr *p, CUstream st)
@@ -159,7 +169,7 @@ static void ddp_step(int it)
         launch_on(add_one, &a, s);
         launch_on(scale, &a, s);
         launch_on(add_two, &a, s);
-        launch_on(add_one, &a, s);
+        add_split(&a, s);
     }
     launch_on(scale, &a, s);                    /* the loss */
     for (int blk = 0; blk < 4; blk++) {         /* backward */
