@@ -482,6 +482,26 @@ static void test_subperiods(void)
     CHECK(graphed >= before + 100 * 8 && same_order());
 }
 
+/* A period's template whose first op comes again in a run without a sync, followed
+ * by another op (a false start: its replay stops before launching anything, once a
+ * period of 5 ops, too short to suspend it), leaves period detection as it was: the
+ * run's period is still found and graphed. */
+static void test_false_starts(void)
+{
+    reset();
+    for (int it = 0; it < 40; it++)           /* X Y1..Y5, no sync: a period template */
+        for (int k = 0; k < 6; k++)
+            submit(1200 + k, (uint64_t)(it * 6 + k));
+    CHECK(ag_eng.s.period_cuts == 1 && ag_eng.s.replays >= 15);
+    unsigned long graphed = ag_eng.s.launches_graphed;
+    for (int it = 0; it < 200; it++)          /* then Z1 Z2 X Z3 Z4 */
+        for (int k = 0; k < 5; k++)
+            submit(k == 2 ? 1200 : 1210 + k, (uint64_t)(1000 + it * 5 + k));
+    sync_point();
+    CHECK(same_order() && ag_eng.s.launches_graphed - graphed > 200 * 5 * 94 / 100);
+                                          /* 890 when each false start reset it */
+}
+
 /* Back-off: replays stopped because their window ended early (a flush at varying
  * places, as a full staging ring makes) are no sign that templates are futile: strikes
  * after them do not back off. */
@@ -1496,6 +1516,7 @@ int main(void)
     test_backoff_window_ends();
     test_backoff_long_window();
     test_subperiods();
+    test_false_starts();
     test_same_start_windows();
     test_late_rematch();
     test_memory_freed();
