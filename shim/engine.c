@@ -184,6 +184,8 @@ static enum ag_skip slice_check(const struct ag_window *w, size_t a, size_t b)
     int nseen = 0;
     if (w->ineligible != AG_SKIP_NONE)
         return w->ineligible;
+    if (a < w->events_from)
+        return AG_SKIP_EVENTS;
     if (a < w->full_from)
         return AG_SKIP_LIGHT;
     for (size_t i = a; i < b; i++) {

@@ -63,7 +63,7 @@ enum ag_skip {
     AG_SKIP_PTDS_THREADS,  /* per-thread default stream in a multi-threaded process */
     AG_SKIP_LEGACY_MIX,    /* the legacy stream together with blocking streams */
     AG_SKIP_STREAMS,       /* more streams than AG_MAX_SLOTS */
-    AG_SKIP_EVENTS,        /* more events than AG_EVMAP_SIZE */
+    AG_SKIP_EVENTS,        /* more events than AG_EVMAP_SIZE (in the slice judged) */
     AG_SKIP_CONTEXT,       /* ops of several contexts */
     AG_SKIP_APP_CAPTURE,   /* the program was capturing a stream itself */
     AG_SKIP_BUILD_FAILED,  /* the backend could not build or instantiate it */
@@ -102,6 +102,8 @@ struct ag_window {              /* what every op appended touches, in two lines 
     size_t full_from;           /* ops [full_from, n) were recorded in full */
     enum ag_skip ineligible;    /* first reason found, or AG_SKIP_NONE */
     struct ag_evpos evmap[AG_EVMAP_SIZE];
+    size_t events_from;         /* no slice starting before it is graphed: the event map
+                                 * was pruned of records there (record_window.c) */
     /* period detection over ops [period_base, n) that were issued eagerly */
     size_t period_base, period, run;
     size_t cut_end;             /* a period found: where its template is to end (0: none) */

@@ -37,6 +37,7 @@ void ag_window_reset(struct ag_window *w)
     w->period = 0;
     w->run = 0;
     w->cut_end = 0;
+    w->events_from = 0;
     w->last_return_ns = 0;
     w->program_ns = 0;
     w->program_gaps = 0;
@@ -99,26 +100,67 @@ static int slot_of(struct ag_window *w, uintptr_t stream)
     return w->nslots++;
 }
 
+#define NO_RECORD UINT32_MAX        /* an evmap entry of a destroyed event */
+
+static struct ag_evpos *event_slot(struct ag_window *w, uintptr_t event, int create);
+
+/* The event map is full (a long run without a sync whose events keep changing, as
+ * PyTorch's pools hand them out): the older half of its records go, and no slice
+ * that would hold one of them is graphed (events_from), since a wait on it would now
+ * look unlinked.  Returns 0 when nothing could go. */
+static int prune_events(struct ag_window *w)
+{
+    struct ag_evpos keep[AG_EVMAP_SIZE];
+    uint32_t lo = UINT32_MAX, hi = 0;
+    int n = 0;
+    for (size_t k = 0; k < AG_EVMAP_SIZE; k++) {
+        const struct ag_evpos *e = &w->evmap[k];
+        if (e->gen == w->gen && e->pos != NO_RECORD) {
+            lo = e->pos < lo ? e->pos : lo;
+            hi = e->pos > hi ? e->pos : hi;
+        }
+    }
+    if (lo == UINT32_MAX)
+        return 0;
+    uint32_t cut = lo + (hi - lo) / 2 + 1;   /* at least the oldest goes */
+    for (size_t k = 0; k < AG_EVMAP_SIZE; k++) {
+        const struct ag_evpos *e = &w->evmap[k];
+        if (e->gen != w->gen)
+            continue;
+        if (e->pos != NO_RECORD && e->pos >= cut)
+            keep[n++] = *e;
+        else if (e->pos != NO_RECORD && (size_t)e->pos + 1 > w->events_from)
+            w->events_from = (size_t)e->pos + 1;
+    }
+    memset(w->evmap, 0, sizeof w->evmap);
+    for (int k = 0; k < n; k++)
+        *event_slot(w, keep[k].event, 1) = keep[k];
+    return 1;
+}
+
 static struct ag_evpos *event_slot(struct ag_window *w, uintptr_t event, int create)
 {
     size_t h = (size_t)ag_hash_mix(0, event) & (AG_EVMAP_SIZE - 1);
-    for (size_t probe = 0; probe < AG_EVMAP_SIZE; probe++) {
-        struct ag_evpos *e = &w->evmap[(h + probe) & (AG_EVMAP_SIZE - 1)];
-        if (e->gen == w->gen && e->event == event)
-            return e;
-        if (e->gen != w->gen) {
-            if (!create)
-                return NULL;
-            e->gen = w->gen;
-            e->event = event;
-            return e;
+    for (int tries = 0; tries < 2; tries++) {
+        for (size_t probe = 0; probe < AG_EVMAP_SIZE; probe++) {
+            struct ag_evpos *e = &w->evmap[(h + probe) & (AG_EVMAP_SIZE - 1)];
+            if (e->gen == w->gen && e->event == event)
+                return e;
+            if (e->gen != w->gen) {
+                if (!create)
+                    return NULL;
+                e->gen = w->gen;
+                e->event = event;
+                return e;
+            }
         }
+        if (!create || !prune_events(w))
+            break;
     }
-    mark(w, AG_SKIP_EVENTS);
+    if (create)
+        mark(w, AG_SKIP_EVENTS);
     return NULL;
 }
-
-#define NO_RECORD UINT32_MAX        /* an evmap entry of a destroyed event */
 
 uint32_t ag_window_link_back(struct ag_window *w, uintptr_t event)
 {

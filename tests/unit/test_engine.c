@@ -716,6 +716,31 @@ static void test_events_not_counted(void)
     ag_eng.be = was;
 }
 
+/* A run without a sync whose events are new every iteration (PyTorch's pools hand
+ * them out): past AG_EVMAP_SIZE events the map drops its older records, and period
+ * detection still cuts the run (the whole window is not graphed: it lost links). */
+static void test_event_pool(void)
+{
+    const uintptr_t a = 0x1000, b = 0x2000;
+    const struct ag_backend *was = ag_eng.be;
+    reset();
+    ag_eng.be = &fake_events;
+    for (int it = 0; it < 600; it++) {
+        uintptr_t e = 0x100000 + (uintptr_t)it * 16;
+        submit_on(1, (uint64_t)it, a);
+        submit_event_op(AG_OP_EVENT_RECORD, e, a);
+        submit_event_op(AG_OP_EVENT_WAIT, e, b);
+        submit_on(2, (uint64_t)it, b);
+        submit_event_op(AG_OP_EVENT_RECORD, e + 8, b);
+        submit_event_op(AG_OP_EVENT_WAIT, e + 8, a);
+        submit_on(3, (uint64_t)it, a);
+    }
+    sync_point();
+    CHECK(ag_eng.s.period_cuts >= 1 && ag_eng.s.launches_graphed > 600 * 3 / 2 &&
+          same_order());
+    ag_eng.be = was;
+}
+
 /* The links of the event waits the backend was given to build, in build order. */
 static int wait_links[64], nwait_links;
 
@@ -1511,6 +1536,7 @@ int main(void)
     test_skimming();
     test_futile();
     test_events_not_counted();
+    test_event_pool();
     test_mismatch_retire();
     test_backoff();
     test_backoff_window_ends();
