@@ -3,7 +3,7 @@
 # on a machine without GPUs: what can go wrong before a device run is caught here.
 #
 #   - the script parses (bash -n, shellcheck -x when installed); the Python programs compile
-#     and print their help without PyTorch
+#     and print their help without PyTorch; the step timer's --time-every (a stub torch)
 #   - usage errors exit 2; with fewer than 2 GPUs (no nvidia-smi, a failing one, one GPU)
 #     it prints "skipped: fewer than 2 GPUs" and exits 0, with its tarball written
 #   - --dry-run (2 GPUs faked) prints every job: the shim and a summary file per pid on
@@ -60,6 +60,34 @@ fake_run() {
         [[ "$output" == *"--delay-rank"* ]]
         [[ "$output" == *"--bench"* ]]
     done
+}
+
+@test "multi scripts: the step timer: --time-every K times K steps together (one sample each, their mean), none before --warmup" {
+    run env PYTHONDONTWRITEBYTECODE=1 python3 - <<'PY'
+import sys, types
+sys.path.insert(0, "tests/multi")
+import mgpu_common as mc
+syncs = []
+cuda = types.SimpleNamespace(synchronize=lambda dev: syncs.append(dev))
+torch = types.SimpleNamespace(cuda=cuda)
+for every, want in ((1, 20), (5, 4), (7, 2)):
+    syncs.clear()
+    args = types.SimpleNamespace(bench=True, warmup=10, time_every=every)
+    timer = mc.StepTimer(torch, 0, args)
+    for step in range(30):
+        timer.start()
+        timer.stop(step)
+    print(every, len(timer.times), len(syncs))
+    assert len(timer.times) == want, (every, len(timer.times))
+    assert len(syncs) == 2 * (30 // every) + (30 % every != 0), (every, len(syncs))
+args = types.SimpleNamespace(bench=False, warmup=0, time_every=1)
+timer = mc.StepTimer(torch, 0, args)
+syncs.clear()
+timer.start(); timer.stop(0)
+assert not syncs and not timer.times
+PY
+    echo "$output"
+    [ "$status" -eq 0 ]
 }
 
 @test "multi scripts: usage errors exit 2" {
