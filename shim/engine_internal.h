@@ -412,8 +412,8 @@ struct ag_engine {              /* a held op reads its first line, s's and w's f
         } breaks[AG_SUBPERIOD_RING];
         unsigned nbreaks;
         int floor;              /* no period template this long or shorter is cut ... */
-        uint64_t clock, until;  /* ... until the eager ops' clock reaches `until` */
-        int suspended;          /* templates suspended */
+        uint64_t clock, until;  /* ... until the eager ops' clock reaches `until`; while
+                                 * floor > 0, and only then, templates are suspended */
     } subperiod;
     struct ag_dead_streams dead_streams;
     struct ag_events ev;

@@ -122,13 +122,15 @@ void ag_replay_abort(const char *why)
                    why == ag_stop_window_end ? ag_flush_reason_name(ag_eng.r.ended_by) : "");
     }
     set_replay(NULL);
+    /* Period detection starts again after a replay; not after a false start (a stop
+     * before anything was launched, its ops all gone out eagerly): a template whose
+     * first kernel comes often in a step would else reset it every time, and no longer
+     * period were ever seen. */
     if (why == NULL || ag_eng.r.chunk > 0) {
-        ag_eng.w.period_base = ag_eng.w.n;  /* detection starts again after it */
+        ag_eng.w.period_base = ag_eng.w.n;
         ag_eng.w.period = 0;
         ag_eng.w.run = 0;
-    }   /* else it launched nothing: a false start, whose ops all went out eagerly,
-         * leaves detection as it was (a template whose first kernel comes often in a
-         * step would else reset it every time, and no longer period were ever seen) */
+    }
     ag_events_release_held();        /* no op is held any more */
 }
 

@@ -29,12 +29,18 @@ static uint64_t ops_now(void)
     return ag_eng.subperiod.ops_before + ag_eng.w.n;
 }
 
+/* How many breaks the ring holds. */
+static unsigned breaks_kept(void)
+{
+    unsigned n = ag_eng.subperiod.nbreaks;
+    return n < AG_SUBPERIOD_RING ? n : AG_SUBPERIOD_RING;
+}
+
 /* Whether a break at x of the same kind (tag) is remembered. */
 static int remembered(uint64_t x, uint64_t tag)
 {
     const struct ag_subperiod *sp = &ag_eng.subperiod;
-    unsigned n = sp->nbreaks < AG_SUBPERIOD_RING ? sp->nbreaks : AG_SUBPERIOD_RING;
-    for (unsigned k = 0; k < n; k++)
+    for (unsigned k = 0; k < breaks_kept(); k++)
         if (sp->breaks[k].at == x && sp->breaks[k].tag == tag)
             return 1;
     return 0;
@@ -46,8 +52,7 @@ static int remembered(uint64_t x, uint64_t tag)
 static uint64_t breaks_period(uint64_t x, uint64_t tag, int shortest)
 {
     const struct ag_subperiod *sp = &ag_eng.subperiod;
-    unsigned n = sp->nbreaks < AG_SUBPERIOD_RING ? sp->nbreaks : AG_SUBPERIOD_RING;
-    for (unsigned k = 0; k < n; k++) {
+    for (unsigned k = 0; k < breaks_kept(); k++) {
         uint64_t p = x - sp->breaks[k].at, y = x;
         int apart = 1;
         if (sp->breaks[k].tag != tag || sp->breaks[k].at >= x || p <= (uint64_t)shortest ||
@@ -86,7 +91,6 @@ static void suspend_parts_of(uint64_t p)
         if (!t->from_period || t->confirmed || t->suspended || (uint64_t)t->nops >= p)
             continue;
         t->suspended = 1;
-        sp->suspended++;
         if (t->nops > sp->floor)
             sp->floor = t->nops;
         ag_eng.s.subperiods++;
@@ -141,11 +145,8 @@ void ag_subperiod_window_end(void)
 
 void ag_subperiod_forget(const struct ag_template *t)
 {
-    struct ag_subperiod *sp = &ag_eng.subperiod;
-    if (sp->done == t)
-        sp->done = NULL;
-    if (t->suspended)
-        sp->suspended--;
+    if (ag_eng.subperiod.done == t)
+        ag_eng.subperiod.done = NULL;
 }
 
 /* Ends the probation: the suspended templates come back, never to be suspended. */
@@ -160,7 +161,6 @@ static void probation_over(void)
         ag_explain(t->hash, -10, "graph %u (%d ops): no longer period was found; it "
                    "replays again", t->id, t->nops);
     }
-    ag_eng.subperiod.suspended = 0;
     ag_eng.subperiod.floor = 0;
 }
 
@@ -179,8 +179,8 @@ void ag_subperiod_cut(const struct ag_template *longer)
 {
     struct ag_template *t, *tmp;
     char why[96];
-    if (ag_eng.subperiod.suspended == 0)
-        return;
+    if (ag_eng.subperiod.floor == 0)
+        return;                      /* no probation: nothing is suspended */
     snprintf(why, sizeof why, "a part of graph %u (%d ops), a longer period",
              longer->id, longer->nops);
     HASH_ITER(hh, ag_eng.by_hash, t, tmp)
