@@ -35,7 +35,9 @@
 #      side, alternating without / with the shim, one job at a time on idle GPUs: the
 #      median over processes of the slower rank's p50, and the median of each pair's own
 #      ratio (the pair run in turn); a table (table.md): workload | no shim | shim | ratio
-#      | pairs | same | graphed share per rank
+#      | pairs | same | graphed share per rank.  Each bench rank is pinned to its own share
+#      of BENCH_CPUS (the programs' --cpus), so that where the scheduler puts a rank does not
+#      decide a pair's ratio
 # NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 are
 # exported to every process (multicast must never be used; the Python programs force them
 # too).  With fewer than 2 GPUs (nvidia-smi -L) it prints "skipped: fewer than 2 GPUs" and
@@ -50,7 +52,9 @@
 # TMO_MD (200: multi_device.bats), MD_BATS (tests/gpu/multi_device.bats; empty: not run),
 # MAX_HANGS (3), REP_STEPS (20), REP_ITERS (200), DDP_ARGS, AR_ARGS (added to every
 # ddp_train.py / allreduce_loop.py command), LAUNCH_S (12: seconds one torchrun job is
-# assumed to take, for the printed estimate), NVIDIA_SMI (nvidia-smi).
+# assumed to take, for the printed estimate), NVIDIA_SMI (nvidia-smi), BENCH_CPUS (the
+# CPUs the bench ranks share out, a list such as 2-9; default 4 CPUs a rank from CPU 2,
+# 2-9 for 2 ranks, where the machine has 2 CPUs more; "none": not pinned).
 # Writes OUTDIR/multi_gpu.tgz (OUTDIR/multi_gpu/: results.txt, table.md, machine.txt,
 # build.log, multi_device.tap, and a folder per job: cmd, torchrun.log, rank<R>.out,
 # rank<R>.pid, sum.<pid>, status).  Exit status 0 when nothing failed (cut jobs are not
@@ -123,6 +127,11 @@ MAX_HANGS=${MAX_HANGS:-3} REP_STEPS=${REP_STEPS:-20} REP_ITERS=${REP_ITERS:-200}
 DDP_ARGS=${DDP_ARGS:-} AR_ARGS=${AR_ARGS:-} LAUNCH_S=${LAUNCH_S:-12}
 NVIDIA_SMI=${NVIDIA_SMI:-nvidia-smi}
 MIN_LEFT=30
+BENCH_CPUS=${BENCH_CPUS:-}
+if [ -z "$BENCH_CPUS" ]; then
+    BENCH_CPUS=none
+    [ "$(nproc 2>/dev/null || echo 1)" -ge $((4 * NPROC + 2)) ] && BENCH_CPUS=2-$((4 * NPROC + 1))
+fi
 lib=$top/build/libautograph.so
 # shellcheck disable=SC2206
 torchrun=(${TORCHRUN:-$PYTHON -m torch.distributed.run})
@@ -507,11 +516,13 @@ fi
 
 # --- 5. bench: alternating processes, one at a time ---------------------------------------------
 if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
-    echo "$prog: bench: ${bench_wl[*]}, $bench_reps processes per side, alternating"
+    echo "$prog: bench: ${bench_wl[*]}, $bench_reps processes per side, alternating;" \
+         "ranks pinned to shares of CPUs $BENCH_CPUS"
     rows=()
     for w in "${bench_wl[@]}"; do
         # shellcheck disable=SC2206
         a=(${bench_args_of[$w]} ${args_of[$w]})
+        [ "$BENCH_CPUS" = none ] || a+=(--cpus "$BENCH_CPUS")
         for r in $(seq 1 "$bench_reps"); do
             for s in off on; do
                 launch "$out/bench/$w.$s.$r" "$s" "$TMO" "${prog_of[$w]}" "${a[@]}"
@@ -569,7 +580,8 @@ if [ "$torch_ok" = 1 ] && [ ${#bench_wl[@]} -gt 0 ]; then
                  "(each step between two torch.cuda.synchronize() calls, after warm-up);"
             echo "pairs: each pair of processes run in turn (no shim, then shim) gives its own ratio;" \
                  "their median, then each pair's (processes of one job differ, with or without the shim)"
-            echo "graphed share: median over the shim's processes, per rank (rank 0 / rank 1)"
+            echo "graphed share: median over the shim's processes, per rank (rank 0 / rank 1);" \
+                 "ranks pinned to shares of CPUs $BENCH_CPUS"
             echo
             echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | pairs in turn: median (each) | same | graphed share per rank |"
             echo "|---|---|---|---|---|---|---|"

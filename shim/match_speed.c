@@ -16,7 +16,11 @@
  * AG_SPEED_PAIRS_MAX paused blocks, and then graphing stays only if not slower.
  *
  * The first trial comes once graphs have replayed for AUTOGRAPH_GUARD_MS, or for a
- * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  A paused
+ * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  Trials begin
+ * on a grid of the wall clock (AG_SPEED_GRID_NS), so that the ranks of one job try
+ * the same steps eager together; the next one is due an interval after the last
+ * began, which keeps ranks whose trials took different numbers of blocks together.
+ * A paused
  * program runs as under autograph_disable(): its calls go to the driver as made,
  * unrecorded, and the graphs are kept for the next trial.
  */
@@ -29,12 +33,27 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* ---- the decision ---------------------------------------------------------------- */
 
 void ag_speed_init(struct ag_speed *g, uint64_t after_ns)
 {
     *g = (struct ag_speed){ .phase = AG_SPEED_WAIT, .after_ns = after_ns };
+}
+
+void ag_speed_align(struct ag_speed *g, uint64_t grid_ns, uint64_t phase_ns)
+{
+    g->grid_ns = grid_ns;
+    g->grid_phase_ns = grid_ns ? phase_ns % grid_ns : 0;
+}
+
+/* The first time at or after t on the guard's grid. */
+static uint64_t on_grid(const struct ag_speed *g, uint64_t t)
+{
+    if (g->grid_ns == 0)
+        return t;
+    return t + (g->grid_ns - (t + g->grid_phase_ns) % g->grid_ns) % g->grid_ns;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -68,23 +87,26 @@ static enum ag_speed_action begin_trial(struct ag_speed *g, uint64_t now, uint64
     int was_paused = g->phase == AG_SPEED_PAUSED;
     g->n_on = g->n_off = 0;
     g->trials++;
+    g->trial_ns = now;
     begin_block(g, AG_SPEED_ON, now, work);
     return was_paused ? AG_SPEED_RESUME : AG_SPEED_STAY;
 }
 
-/* A verdict: graphing kept or paused until the next trial, whose interval doubles
- * while the verdicts agree. */
+/* A verdict: graphing kept or paused until the next trial, an interval after this
+ * one began (after the verdict, if the trial took longer), on the grid; the interval
+ * doubles while the verdicts agree. */
 static enum ag_speed_action verdict(struct ag_speed *g, enum ag_speed_phase phase,
                                     uint64_t now)
 {
-    uint64_t base = phase == AG_SPEED_KEPT ? AG_SPEED_KEEP_NS : AG_SPEED_PAUSE_NS;
+    uint64_t base = phase == AG_SPEED_KEPT ? AG_SPEED_KEEP_NS : AG_SPEED_PAUSE_NS, next;
     if (g->last_verdict != phase)
         g->level = 0;
     else if (g->level < AG_SPEED_LEVELS)
         g->level++;
     g->last_verdict = phase;
     g->phase = phase;
-    g->next_ns = now + (base << g->level);
+    next = g->trial_ns + (base << g->level);
+    g->next_ns = on_grid(g, next > now ? next : now + (base << g->level));
     g->paused_verdicts += phase == AG_SPEED_PAUSED;
     return phase == AG_SPEED_PAUSED ? AG_SPEED_PAUSE : AG_SPEED_STAY;
 }
@@ -144,8 +166,8 @@ static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now,
         g->trouble_at_first = c->trouble;
         return AG_SPEED_STAY;
     }
-    if (now - g->first_replay_ns >= g->after_ns ||
-        (now - g->first_replay_ns >= g->after_ns / 4 &&
+    if (now >= on_grid(g, g->first_replay_ns + g->after_ns) ||
+        (now >= on_grid(g, g->first_replay_ns + g->after_ns / 4) &&
          c->trouble - g->trouble_at_first >= AG_SPEED_TROUBLE))
         return begin_trial(g, now, c->work);
     return AG_SPEED_STAY;
@@ -219,6 +241,16 @@ static void forget_in_child(void)
     pthread_mutex_init(&guard_mutex, NULL);
 }
 
+/* The wall clock less the monotonic one: the guard's grid is laid on the wall clock,
+ * which the ranks of a job on several hosts share too (as closely as their clocks
+ * agree), and measured on the monotonic one, which no clock step disturbs. */
+static uint64_t wall_clock_offset(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - ag_timing_now();
+}
+
 void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
 {
     if (after_ms <= 0)
@@ -226,6 +258,7 @@ void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
     pthread_atfork(NULL, NULL, forget_in_child);
     count_work = count;
     ag_speed_init(&guard, (uint64_t)after_ms * 1000000u);
+    ag_speed_align(&guard, AG_SPEED_GRID_NS, wall_clock_offset());
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
 }
 

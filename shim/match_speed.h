@@ -42,6 +42,7 @@
 #define AG_SPEED_IDLE_WINDOWS 256           /* windows with nothing graphed: idle... */
 #define AG_SPEED_IDLE_NS      50000000ull   /* ...recording paused this long, doubling */
 #define AG_SPEED_IDLE_LEVELS  5             /* up to 2^this times while it finds nothing */
+#define AG_SPEED_GRID_NS      250000000ull  /* trials begin on this grid of the clock */
 
 enum ag_speed_phase {
     AG_SPEED_WAIT,      /* no trial yet: graphs must replay for a while first */
@@ -69,6 +70,9 @@ struct ag_speed {
     uint64_t after_ns;          /* graphs replaying this long before the first trial */
     uint64_t next_ns;           /* nothing to decide before this time */
     uint64_t first_replay_ns;   /* when replays were first seen (0: not yet) */
+    uint64_t grid_ns, grid_phase_ns;    /* trials begin at t with (t + phase) % grid
+                                         * == 0 (grid 0: whenever due) */
+    uint64_t trial_ns;          /* when the last trial began */
     uint64_t trouble_at_first;  /* replays stopped by then */
     uint64_t block_ns, block_work;  /* the block under way began then, at this count */
     double on[AG_SPEED_PAIRS_MAX + 1], off[AG_SPEED_PAIRS_MAX];  /* ns per op */
@@ -84,6 +88,14 @@ struct ag_speed {
 
 /* Starts the guard: its first trial once graphs have replayed for after_ns. */
 void ag_speed_init(struct ag_speed *g, uint64_t after_ns);
+
+/* Trials begin only on a grid of the clock: at the first step at or after a time t
+ * with (t + phase_ns) % grid_ns == 0, and the next trial is due a whole interval after
+ * the last one began (or after its verdict, when the trial ran longer than that).
+ * Processes of one job that share the grid (the ranks of a data-parallel job) so have
+ * their trials, and their paused blocks, at the same steps: each rank's step waits for
+ * the others', so a rank that paused alone would measure the others' pace. */
+void ag_speed_align(struct ag_speed *g, uint64_t grid_ns, uint64_t phase_ns);
 
 /* At a host synchronization at time `now` (ns), with the counts so far (only `work`
  * is read once a trial has begun).  Returns what to do with graphing; g->next_ns says

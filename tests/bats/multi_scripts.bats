@@ -3,11 +3,13 @@
 # on a machine without GPUs: what can go wrong before a device run is caught here.
 #
 #   - the script parses (bash -n, shellcheck -x when installed); the Python programs compile
-#     and print their help without PyTorch; the step timer's --time-every (a stub torch)
+#     and print their help without PyTorch; the step timer's --time-every (a stub torch);
+#     --cpus shares
 #   - usage errors exit 2; with fewer than 2 GPUs (no nvidia-smi, a failing one, one GPU)
 #     it prints "skipped: fewer than 2 GPUs" and exits 0, with its tarball written
 #   - --dry-run (2 GPUs faked) prints every job: the shim and a summary file per pid on
-#     one side only; multicast is off in every process, whatever the caller set
+#     one side only; multicast is off in every process, whatever the caller set; the
+#     bench ranks pinned to BENCH_CPUS
 #   - end to end with tests/bats/fixtures/fake_torchrun.sh standing in for torchrun and
 #     the programs: SAME, the per-rank graphed shares, the bench table; a rank that never
 #     ends is a timeout, its process (in a session of its own) is killed; a differing
@@ -90,6 +92,31 @@ PY
     [ "$status" -eq 0 ]
 }
 
+@test "multi scripts: --cpus: each local rank pinned to its own equal share, in order; bad lists refused" {
+    run env PYTHONDONTWRITEBYTECODE=1 python3 - <<'PY'
+import sys
+sys.path.insert(0, "tests/multi")
+import mgpu_common as mc
+assert mc.parse_cpus("2-5") == [2, 3, 4, 5]
+assert mc.parse_cpus("2,3,6-7,3") == [2, 3, 6, 7]
+assert mc.rank_cpus("2-9", 0, 2) == [2, 3, 4, 5]
+assert mc.rank_cpus("2-9", 1, 2) == [6, 7, 8, 9]
+assert mc.rank_cpus("2-4", 1, 2) == [3]
+assert mc.rank_cpus("2", 1, 2) == [2]
+for bad in ("", "x", "5-2", "2-", "2;3"):
+    try:
+        mc.parse_cpus(bad)
+    except SystemExit as e:
+        assert "--cpus" in str(e), bad
+    else:
+        raise AssertionError(bad)
+print("ok")
+PY
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = ok ]
+}
+
 @test "multi scripts: usage errors exit 2" {
     run mg
     [ "$status" -eq 2 ]
@@ -129,7 +156,7 @@ PY
 }
 
 @test "multi scripts: --dry-run prints every job; the shim and its summary per pid on one side; multicast off" {
-    run env NCCL_NVLS_ENABLE=1 NVIDIA_SMI="$tmp/bin/smi-two" MD_BATS= \
+    run env NCCL_NVLS_ENABLE=1 NVIDIA_SMI="$tmp/bin/smi-two" MD_BATS= BENCH_CPUS=2-9 \
         scripts/multi_gpu_check.sh --dry-run --no-build --bench --repeats 4 --bench-reps 2 --keep "$tmp/o"
     echo "$output"
     [ "$status" -eq 0 ]
@@ -143,6 +170,9 @@ PY
     [ "$off" -eq $((4 + 2 + 6)) ]
     grep '^+ timeout ' <<<"$output" | grep -q -- '--nproc-per-node=2 .*ddp_train.py --out-dir [^ ]*/reps/ddp.2 --steps 20 --delay-rank 1'
     grep '^+ timeout ' <<<"$output" | grep -q -- 'allreduce_loop.py --out-dir [^ ]*/reps/allreduce.4 --iters 200 --delay-rank 0'
+    # the bench ranks pinned (BENCH_CPUS), nothing else
+    [ "$(grep '^+ timeout ' <<<"$output" | grep -c -- '--cpus 2-9')" -eq 12 ]
+    [ "$(grep '^+ timeout ' <<<"$output" | grep -c -- '--cpus')" -eq 12 ]
     grep -q '^NCCL_NVLS_ENABLE=0$' "$tmp/o/multi_gpu/machine.txt"
     grep -q '^TORCH_SYMM_MEM_DISABLE_MULTICAST=1$' "$tmp/o/multi_gpu/machine.txt"
     grep -q '^NVSHMEM_DISABLE_NVLS=1$' "$tmp/o/multi_gpu/machine.txt"

@@ -54,6 +54,10 @@ def add_common_args(ap):
                          "point in it (the others wait in their collectives)")
     ap.add_argument("--delay-max", type=float, default=2.0,
                     help="longest sleep of --delay-rank, in seconds (default 2)")
+    ap.add_argument("--cpus", default="",
+                    help="pin the ranks to these CPUs (a list such as 2-9 or 2,3,6-9), "
+                         "each local rank to its own equal share, in order; default: "
+                         "not pinned")
     ap.add_argument("--pg-timeout", type=int, default=100,
                     help="process group timeout in seconds: a collective stuck this long "
                          "fails with the NCCL watchdog's report (default 100)")
@@ -127,6 +131,35 @@ def percentiles(times_ns):
             "median_step_us %.2f samples %d" % (p50, n)]
 
 
+def parse_cpus(text):
+    """The CPUs of a list such as 2-9 or 2,3,6-9, in order, each once."""
+    cpus = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.isdigit() or (dash and not hi.isdigit()) or int(hi or lo) < int(lo):
+            raise SystemExit("--cpus: bad list %r (e.g. 2-9 or 2,3,6-9)" % text)
+        cpus += [c for c in range(int(lo), int(hi or lo) + 1) if c not in cpus]
+    return cpus
+
+
+def rank_cpus(text, local, nlocal):
+    """Local rank `local`'s share of --cpus among nlocal ranks: an equal slice, in
+    order (the whole list when it has fewer CPUs than ranks)."""
+    cpus = parse_cpus(text)
+    share = len(cpus) // nlocal
+    return cpus[local * share:(local + 1) * share] if share else cpus
+
+
+def pin(args, rank, local):
+    """--cpus: this process and the threads it starts from now on, on its share."""
+    if not args.cpus:
+        return
+    nlocal = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    cpus = rank_cpus(args.cpus, local, nlocal)
+    os.sched_setaffinity(0, cpus)
+    log(rank, "pinned to CPUs %s" % ",".join(map(str, cpus)))
+
+
 def start(args, what):
     """The rank's start: the forced environment, its rank and files, torch imported
     after them, the NCCL process group, deterministic algorithms.  Returns torch, the
@@ -135,6 +168,7 @@ def start(args, what):
     rank, local, world = dist_env()
     out = RankOut(args.out_dir, rank, world)
     log(rank, "starting (%s)" % what)
+    pin(args, rank, local)
     import torch
     dist, dev = init_process_group(torch, args, local)
     deterministic(torch)

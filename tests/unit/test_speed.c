@@ -234,6 +234,93 @@ static void test_replays_are_not_idle(void)
     CHECK(g.phase == AG_SPEED_ON && g.idle_pauses == 0);
 }
 
+/* On a grid, the first trial waits for the grid's next point after its due time, and
+ * the next trial is due an interval after the last began, on the grid again. */
+static void test_trials_are_on_the_grid(void)
+{
+    struct ag_speed g;
+    uint64_t grid = AG_SPEED_GRID_NS, phase = 70 * MS, due;
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    ag_speed_align(&g, grid, phase);
+    CHECK(step(&g, now, 0, 1, 0) == AG_SPEED_STAY && g.first_replay_ns == now);
+    due = now + 1000 * MS;
+    due += (grid - (due + phase) % grid) % grid;     /* the grid point after it */
+    CHECK(due > now + 1000 * MS && (due + phase) % grid == 0);
+    now += 1000 * MS + AG_SPEED_POLL_NS;
+    CHECK(step(&g, now, 0, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    now = due;
+    CHECK(step(&g, now, 0, 9, 0) == AG_SPEED_STAY && g.phase == AG_SPEED_ON);
+    CHECK(g.trial_ns == due);
+    work = 0;
+    for (int i = 0; i < AG_SPEED_PAIRS; i++) {      /* short blocks: 25 ms */
+        CHECK(block(&g, 1000, 25000) == AG_SPEED_PAUSE);
+        CHECK(block(&g, 1100, 25000) == AG_SPEED_RESUME);
+    }
+    CHECK(block(&g, 1000, 25000) == AG_SPEED_STAY && g.phase == AG_SPEED_KEPT);
+    CHECK(g.next_ns == due + AG_SPEED_KEEP_NS);     /* from the trial's start */
+    /* a trial longer than its interval: the next one an interval after the verdict */
+    ag_speed_align(&g, grid, 0);
+    now += 10 * AG_SPEED_KEEP_NS;
+    g.trial_ns = now - 2 * AG_SPEED_KEEP_NS;
+    g.phase = AG_SPEED_ON;
+    g.n_on = g.n_off = 0;
+    g.last_verdict = AG_SPEED_WAIT;
+    g.block_ns = g.next_ns = now;
+    g.block_work = work;
+    for (int i = 0; i < AG_SPEED_PAIRS; i++) {
+        block(&g, 1000, 25000);
+        block(&g, 1100, 25000);
+    }
+    block(&g, 1000, 25000);
+    CHECK(g.phase == AG_SPEED_KEPT && g.next_ns >= now + AG_SPEED_KEEP_NS);
+    CHECK(g.next_ns < now + AG_SPEED_KEEP_NS + grid && g.next_ns % grid == 0);
+}
+
+/* Two ranks of a data-parallel job, in lockstep: a step takes as long as the slower
+ * rank's (eager 10 ms, graphed 9 ms), and each syncs at the step's end, rank 1 skew
+ * ns after rank 0 (their syncs wait for the same collective: a skew far below a
+ * step; a grid point between the two would still part them by a step).  Returns the steps in which one rank ran eager and the other
+ * graphed, over 60 s; the verdicts and trials of both in *kept, *trials. */
+static int job_in_lockstep(uint64_t grid, uint64_t skew, int late_steps,
+                           unsigned long *kept, unsigned long *trials)
+{
+    struct ag_speed g[2];
+    int on[2] = { 1, 1 }, apart = 0;
+    uint64_t t = 5 * MS, w = 0;
+    for (int r = 0; r < 2; r++) {
+        ag_speed_init(&g[r], 1000 * MS);
+        ag_speed_align(&g[r], grid, 0);
+    }
+    for (int k = 0; t < 60000 * MS; k++) {
+        t += on[0] && on[1] ? 9 * MS : 10 * MS;
+        w += 600;
+        apart += on[0] != on[1];
+        for (int r = 0; r < 2; r++) {
+            /* rank 1's first replay comes late_steps after rank 0's */
+            uint64_t replays = k >= (r ? late_steps : 0) ? 1 + (uint64_t)k : 0;
+            enum ag_speed_action a = step(&g[r], t + (r ? skew : 0), w, replays, 0);
+            if (a != AG_SPEED_STAY)
+                on[r] = a == AG_SPEED_RESUME;
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        kept[r] = g[r].trials - g[r].paused_verdicts;
+        trials[r] = g[r].trials;
+    }
+    return apart;
+}
+
+static void test_ranks_try_the_same_steps(void)
+{
+    unsigned long kept[2], trials[2];
+    CHECK(job_in_lockstep(AG_SPEED_GRID_NS, 50000, 7, kept, trials) == 0);
+    CHECK(trials[0] == trials[1] && trials[0] >= 4 && kept[0] == trials[0]);
+    CHECK(kept[1] == trials[1]);
+    /* without the grid, rank 1's trials come 7 steps after rank 0's */
+    CHECK(job_in_lockstep(0, 50000, 7, kept, trials) > 0);
+}
+
 int main(void)
 {
     test_idle_programs_pause_recording();
@@ -246,5 +333,7 @@ int main(void)
     test_unclear_trials_go_on();
     test_one_odd_block_is_outvoted();
     test_a_block_without_work_is_no_trial();
+    test_trials_are_on_the_grid();
+    test_ranks_try_the_same_steps();
     return check_finish("test_speed");
 }
