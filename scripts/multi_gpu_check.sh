@@ -130,7 +130,9 @@ MIN_LEFT=30
 BENCH_CPUS=${BENCH_CPUS:-}
 if [ -z "$BENCH_CPUS" ]; then
     BENCH_CPUS=none
-    [ "$(nproc 2>/dev/null || echo 1)" -ge $((4 * NPROC + 2)) ] && BENCH_CPUS=2-$((4 * NPROC + 1))
+    # nproc obeys OMP_NUM_THREADS, exported above
+    [ "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)" -ge $((4 * NPROC + 2)) ] &&
+        BENCH_CPUS=2-$((4 * NPROC + 1))
 fi
 lib=$top/build/libautograph.so
 # shellcheck disable=SC2206
@@ -169,7 +171,7 @@ fi
     [ "$ngpu" -gt 0 ] && "$NVIDIA_SMI" --query-gpu=name,driver_version --format=csv,noheader 2>&1
     git log -1 --format='%h %s' 2>/dev/null
     date -u
-    echo "CPUs: $(nproc)"
+    echo "CPUs: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
     df -h /dev/shm 2>&1 | tail -1
     env | grep -E '^(NCCL|TORCH|NVSHMEM|CUDA)_' | sort
 } >"$out/machine.txt" 2>&1

@@ -48,6 +48,21 @@ void ag_speed_align(struct ag_speed *g, uint64_t grid_ns, uint64_t phase_ns)
     g->grid_phase_ns = grid_ns ? phase_ns % grid_ns : 0;
 }
 
+void ag_speed_share(struct ag_speed *g, struct ag_speed_job *job, uint64_t now)
+{
+    g->job = job;
+    g->job_from = now;
+}
+
+uint64_t ag_speed_job_trial(const struct ag_speed *g)
+{
+    uint64_t t;
+    if (g->job == NULL)
+        return 0;
+    t = __atomic_load_n(&g->job->trial_at, __ATOMIC_ACQUIRE);
+    return t >= g->job_from && t > g->trial_ns ? t : 0;
+}
+
 /* The first time at or after t on the guard's grid. */
 static uint64_t on_grid(const struct ag_speed *g, uint64_t t)
 {
@@ -90,6 +105,25 @@ static enum ag_speed_action begin_trial(struct ag_speed *g, uint64_t now, uint64
     g->trial_ns = now;
     begin_block(g, AG_SPEED_ON, now, work);
     return was_paused ? AG_SPEED_RESUME : AG_SPEED_STAY;
+}
+
+/* This guard is due for a trial (its own schedule, or the job's): alone, it begins
+ * now; in a job, at the job's pending trial, announced now if none is. */
+static enum ag_speed_action trial_due(struct ag_speed *g, uint64_t now, uint64_t work)
+{
+    uint64_t t = ag_speed_job_trial(g);
+    if (g->job && t == 0) {
+        uint64_t seen = __atomic_load_n(&g->job->trial_at, __ATOMIC_ACQUIRE);
+        t = on_grid(g, now + AG_SPEED_LEAD_NS);
+        /* another rank's announcement won the race: that one is the job's */
+        if (!__atomic_compare_exchange_n(&g->job->trial_at, &seen, t, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            t = ag_speed_job_trial(g) ? seen : t;
+    }
+    if (g->job == NULL || now >= t)
+        return begin_trial(g, now, work);
+    g->next_ns = t;
+    return AG_SPEED_STAY;
 }
 
 /* A verdict: graphing kept or paused until the next trial, an interval after this
@@ -168,8 +202,9 @@ static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now,
     }
     if (now >= on_grid(g, g->first_replay_ns + g->after_ns) ||
         (now >= on_grid(g, g->first_replay_ns + g->after_ns / 4) &&
-         c->trouble - g->trouble_at_first >= AG_SPEED_TROUBLE))
-        return begin_trial(g, now, c->work);
+         c->trouble - g->trouble_at_first >= AG_SPEED_TROUBLE) ||
+        ag_speed_job_trial(g))
+        return trial_due(g, now, c->work);
     return AG_SPEED_STAY;
 }
 
@@ -186,8 +221,13 @@ static enum ag_speed_action idle_over(struct ag_speed *g, uint64_t now,
 enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
                                    const struct ag_speed_counts *c)
 {
-    uint64_t work = c->work;
+    uint64_t work = c->work, job_trial = ag_speed_job_trial(g);
     double per_op;
+    /* another rank announced the job's trial: join it (graphs must have replayed) */
+    if (job_trial && job_trial < g->next_ns &&
+        (g->phase == AG_SPEED_KEPT || g->phase == AG_SPEED_PAUSED ||
+         (g->phase == AG_SPEED_WAIT && g->first_replay_ns)))
+        g->next_ns = job_trial;
     if (now < g->next_ns)
         return AG_SPEED_STAY;
     switch (g->phase) {
@@ -197,7 +237,7 @@ enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
         return idle_over(g, now, c);
     case AG_SPEED_KEPT:
     case AG_SPEED_PAUSED:
-        return begin_trial(g, now, work);
+        return trial_due(g, now, work);
     case AG_SPEED_ON:
     case AG_SPEED_OFF:
         break;
@@ -227,6 +267,8 @@ static uint64_t guard_due = UINT64_MAX;  /* guard.next_ns, read unlocked; MAX: n
 static unsigned long paused_launches;    /* launches made while it had graphing paused */
 static unsigned long paused_from;        /* the launch count when it paused */
 static ag_speed_count_fn *count_work;
+static struct ag_speed_job *guard_job;   /* the job's shared record (NULL: alone) */
+static uint64_t guard_trial_seen;        /* the last trial begun (or job_from), read unlocked */
 
 /* Whether the guard has graphing paused (its bit of the engine's pause flags). */
 static int guard_paused(void)
@@ -251,7 +293,7 @@ static uint64_t wall_clock_offset(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - ag_timing_now();
 }
 
-void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
+void ag_speed_setup(int after_ms, ag_speed_count_fn *count, struct ag_speed_job *job)
 {
     if (after_ms <= 0)
         return;
@@ -259,6 +301,10 @@ void ag_speed_setup(int after_ms, ag_speed_count_fn *count)
     count_work = count;
     ag_speed_init(&guard, (uint64_t)after_ms * 1000000u);
     ag_speed_align(&guard, AG_SPEED_GRID_NS, wall_clock_offset());
+    if (job)
+        ag_speed_share(&guard, job, ag_timing_now());
+    guard_job = job;
+    __atomic_store_n(&guard_trial_seen, guard.job_from, __ATOMIC_RELAXED);
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
 }
 
@@ -323,6 +369,7 @@ static void guard_step(uint64_t now)
 {
     struct ag_speed_counts c = { 0 };
     unsigned long launches;
+    uint64_t seen = guard.job_from;
     enum ag_speed_phase before = guard.phase;
     enum ag_speed_action a;
     if (pthread_mutex_trylock(&guard_mutex) != 0)
@@ -338,7 +385,22 @@ static void guard_step(uint64_t now)
         say_idle(&guard, now);
     apply(a, launches);
     __atomic_store_n(&guard_due, guard.next_ns, __ATOMIC_RELAXED);
+    /* waiting or idle, it steps at its own polls, and joins the job's trial there */
+    if (guard_job && (guard.phase == AG_SPEED_WAIT || guard.phase == AG_SPEED_IDLE))
+        seen = __atomic_load_n(&guard_job->trial_at, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&guard_trial_seen, seen > guard.trial_ns ? seen : guard.trial_ns,
+                     __ATOMIC_RELAXED);
     pthread_mutex_unlock(&guard_mutex);
+}
+
+/* Whether another rank of the job announced a trial that is due now. */
+static int job_trial_due(uint64_t now)
+{
+    uint64_t t;
+    if (guard_job == NULL)
+        return 0;
+    t = __atomic_load_n(&guard_job->trial_at, __ATOMIC_ACQUIRE);
+    return now >= t && t > __atomic_load_n(&guard_trial_seen, __ATOMIC_RELAXED);
 }
 
 void ag_speed_sync(void)
@@ -348,7 +410,7 @@ void ag_speed_sync(void)
         ag_thread_hot.hook_depth)
         return;
     now = ag_timing_now();
-    if (now >= __atomic_load_n(&guard_due, __ATOMIC_RELAXED))
+    if (now >= __atomic_load_n(&guard_due, __ATOMIC_RELAXED) || job_trial_due(now))
         guard_step(now);
 }
 

@@ -43,6 +43,7 @@
 #define AG_SPEED_IDLE_NS      50000000ull   /* ...recording paused this long, doubling */
 #define AG_SPEED_IDLE_LEVELS  5             /* up to 2^this times while it finds nothing */
 #define AG_SPEED_GRID_NS      250000000ull  /* trials begin on this grid of the clock */
+#define AG_SPEED_LEAD_NS      20000000ull   /* a job's trial: announced this long ahead */
 
 enum ag_speed_phase {
     AG_SPEED_WAIT,      /* no trial yet: graphs must replay for a while first */
@@ -62,6 +63,15 @@ struct ag_speed_counts {
     uint64_t templates;         /* templates made */
 };
 
+/* What the ranks of one job on one host share (in memory they all map): the time of
+ * the job's next or last trial, on the clock all processes of a host share.  The first
+ * rank due for a trial announces it a little ahead; the others, graphs replaying, join
+ * it, so a job's ranks try the same steps eager even where their engines were not at
+ * the same point (a rank that replayed later, a verdict that differed). */
+struct ag_speed_job {
+    uint64_t trial_at;          /* read and written with atomics */
+};
+
 /* What the caller must do with graphing after a step. */
 enum ag_speed_action { AG_SPEED_STAY, AG_SPEED_PAUSE, AG_SPEED_RESUME };
 
@@ -73,6 +83,8 @@ struct ag_speed {
     uint64_t grid_ns, grid_phase_ns;    /* trials begin at t with (t + phase) % grid
                                          * == 0 (grid 0: whenever due) */
     uint64_t trial_ns;          /* when the last trial began */
+    struct ag_speed_job *job;   /* shared with the job's other ranks (NULL: alone) */
+    uint64_t job_from;          /* announcements older than this are another job's */
     uint64_t trouble_at_first;  /* replays stopped by then */
     uint64_t block_ns, block_work;  /* the block under way began then, at this count */
     double on[AG_SPEED_PAIRS_MAX + 1], off[AG_SPEED_PAIRS_MAX];  /* ns per op */
@@ -97,6 +109,15 @@ void ag_speed_init(struct ag_speed *g, uint64_t after_ns);
  * the others', so a rank that paused alone would measure the others' pace. */
 void ag_speed_align(struct ag_speed *g, uint64_t grid_ns, uint64_t phase_ns);
 
+/* Trials shared with the job's other ranks through *job, from time `now` on: a rank
+ * due for a trial announces it AG_SPEED_LEAD_NS ahead (on the grid) unless another
+ * rank's is pending, and every rank whose graphs have replayed begins the job's trial
+ * at its first step at or after the announced time. */
+void ag_speed_share(struct ag_speed *g, struct ag_speed_job *job, uint64_t now);
+
+/* The job's trial that this guard has not begun yet (0: none): its announced time. */
+uint64_t ag_speed_job_trial(const struct ag_speed *g);
+
 /* At a host synchronization at time `now` (ns), with the counts so far (only `work`
  * is read once a trial has begun).  Returns what to do with graphing; g->next_ns says
  * when the next step is due (earlier calls need not step). */
@@ -109,7 +130,14 @@ enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
  * count_work: the program's calls so far that submit work (kernel launches, copies,
  * memsets: *work) and its kernel launches (*launches), held or not (counters.c). */
 typedef void ag_speed_count_fn(uint64_t *work, unsigned long *launches);
-void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work);
+void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work, struct ag_speed_job *job);
+
+/* match_speed_job.c: the job's name from AUTOGRAPH_GUARD_JOB or the launcher's
+ * variables, read with `get` (1: found, in buf; 0: none, or "none"). */
+int ag_speed_job_name(const char *(*get)(const char *), char *buf, size_t size);
+
+/* The record the job's ranks on this host share, mapped (NULL: alone). */
+struct ag_speed_job *ag_speed_job_map(void);
 
 /* Right after the program's host synchronization returned (a call of flush reason
  * AG_FLUSH_SYNC, a query that found the work done, a held copy into host memory, a

@@ -278,47 +278,107 @@ static void test_trials_are_on_the_grid(void)
 }
 
 /* Two ranks of a data-parallel job, in lockstep: a step takes as long as the slower
- * rank's (eager 10 ms, graphed 9 ms), and each syncs at the step's end, rank 1 skew
- * ns after rank 0 (their syncs wait for the same collective: a skew far below a
- * step; a grid point between the two would still part them by a step).  Returns the steps in which one rank ran eager and the other
- * graphed, over 60 s; the verdicts and trials of both in *kept, *trials. */
-static int job_in_lockstep(uint64_t grid, uint64_t skew, int late_steps,
-                           unsigned long *kept, unsigned long *trials)
+ * rank's (eager 10 ms, graphed 9 ms), and each syncs every sync_every steps, rank 1
+ * skew ns after rank 0 (their syncs wait for the same collective: a skew far below a
+ * step; a grid point between the two would still part them by a step).  Rank 1's
+ * first replay comes late_steps after rank 0's.  Returns the steps in which one rank
+ * ran eager and the other graphed, over 60 s, once both replay; each rank's trials and
+ * kept verdicts in trials[], kept[]. */
+struct lockstep {
+    uint64_t grid, skew;
+    int late_steps, sync_every, share;
+    unsigned long trials[2], kept[2];
+};
+
+static int job_in_lockstep(struct lockstep *j)
 {
     struct ag_speed g[2];
+    struct ag_speed_job shared = { .trial_at = 3 * MS };   /* stale: another job's */
     int on[2] = { 1, 1 }, apart = 0;
     uint64_t t = 5 * MS, w = 0;
     for (int r = 0; r < 2; r++) {
         ag_speed_init(&g[r], 1000 * MS);
-        ag_speed_align(&g[r], grid, 0);
+        ag_speed_align(&g[r], j->grid, 0);
+        if (j->share)
+            ag_speed_share(&g[r], &shared, t);
     }
     for (int k = 0; t < 60000 * MS; k++) {
         t += on[0] && on[1] ? 9 * MS : 10 * MS;
         w += 600;
-        apart += on[0] != on[1];
+        apart += on[0] != on[1] && k > j->late_steps;
+        if ((k + 1) % j->sync_every)
+            continue;
         for (int r = 0; r < 2; r++) {
-            /* rank 1's first replay comes late_steps after rank 0's */
-            uint64_t replays = k >= (r ? late_steps : 0) ? 1 + (uint64_t)k : 0;
-            enum ag_speed_action a = step(&g[r], t + (r ? skew : 0), w, replays, 0);
+            uint64_t replays = k >= (r ? j->late_steps : 0) ? 1 + (uint64_t)k : 0;
+            enum ag_speed_action a = step(&g[r], t + (r ? j->skew : 0), w, replays, 0);
             if (a != AG_SPEED_STAY)
                 on[r] = a == AG_SPEED_RESUME;
         }
     }
     for (int r = 0; r < 2; r++) {
-        kept[r] = g[r].trials - g[r].paused_verdicts;
-        trials[r] = g[r].trials;
+        j->kept[r] = g[r].trials - g[r].paused_verdicts;
+        j->trials[r] = g[r].trials;
     }
     return apart;
 }
 
 static void test_ranks_try_the_same_steps(void)
 {
-    unsigned long kept[2], trials[2];
-    CHECK(job_in_lockstep(AG_SPEED_GRID_NS, 50000, 7, kept, trials) == 0);
-    CHECK(trials[0] == trials[1] && trials[0] >= 4 && kept[0] == trials[0]);
-    CHECK(kept[1] == trials[1]);
+    struct lockstep j = { .grid = AG_SPEED_GRID_NS, .skew = 50000, .late_steps = 7,
+                          .sync_every = 1 };
+    CHECK(job_in_lockstep(&j) == 0);
+    CHECK(j.trials[0] == j.trials[1] && j.trials[0] >= 4 && j.kept[0] == j.trials[0]);
+    CHECK(j.kept[1] == j.trials[1]);
     /* without the grid, rank 1's trials come 7 steps after rank 0's */
-    CHECK(job_in_lockstep(0, 50000, 7, kept, trials) > 0);
+    j.grid = 0;
+    CHECK(job_in_lockstep(&j) > 0);
+    /* rank 1 replays 0.3 s later, syncs every 25 steps: first trials a grid point
+     * apart, unless the job shares them */
+    j = (struct lockstep){ .grid = AG_SPEED_GRID_NS, .skew = 50000, .late_steps = 30,
+                           .sync_every = 25 };
+    CHECK(job_in_lockstep(&j) > 0);
+    j.share = 1;
+    CHECK(job_in_lockstep(&j) == 0);
+    CHECK(j.trials[0] == j.trials[1] && j.trials[0] >= 3 && j.kept[0] == j.trials[0]);
+    /* shared, without the grid, and skewed by a whole millisecond */
+    j.grid = 0;
+    j.skew = MS;
+    CHECK(job_in_lockstep(&j) == 0);
+    CHECK(j.trials[0] == j.trials[1] && j.kept[1] == j.trials[1]);
+}
+
+/* A job's trial: announced ahead by the first rank due, joined by a rank that has
+ * replayed, not by one that has not; an announcement from before this guard began is
+ * another job's. */
+static void test_a_job_shares_its_trials(void)
+{
+    struct ag_speed a, b;
+    struct ag_speed_job job = { .trial_at = 500 * MS };
+    now = 1000 * MS;
+    ag_speed_init(&a, 1000 * MS);
+    ag_speed_init(&b, 1000 * MS);
+    ag_speed_share(&a, &job, now);
+    ag_speed_share(&b, &job, now);
+    CHECK(ag_speed_job_trial(&a) == 0);                 /* stale */
+    CHECK(step(&a, now, 0, 1, 0) == AG_SPEED_STAY && a.first_replay_ns == now);
+    CHECK(step(&b, now, 0, 0, 0) == AG_SPEED_STAY && b.first_replay_ns == 0);
+    now += 1000 * MS;
+    CHECK(step(&a, now, 10, 5, 0) == AG_SPEED_STAY && a.phase == AG_SPEED_WAIT);
+    CHECK(job.trial_at == now + AG_SPEED_LEAD_NS && a.next_ns == job.trial_at);
+    CHECK(ag_speed_job_trial(&b) == job.trial_at);
+    now += AG_SPEED_POLL_NS;
+    CHECK(step(&b, now, 10, 0, 0) == AG_SPEED_STAY && b.phase == AG_SPEED_WAIT);
+    now = job.trial_at;
+    CHECK(step(&a, now, 20, 5, 0) == AG_SPEED_STAY && a.phase == AG_SPEED_ON);
+    CHECK(a.trial_ns == now && ag_speed_job_trial(&a) == 0);
+    CHECK(step(&b, now, 20, 0, 0) == AG_SPEED_STAY);    /* no replay: not joined */
+    CHECK(b.phase == AG_SPEED_WAIT && b.trials == 0);
+    /* b replays, and is due later on its own: it joins the job's next trial */
+    CHECK(step(&b, now + AG_SPEED_POLL_NS, 20, 3, 0) == AG_SPEED_STAY && b.first_replay_ns);
+    __atomic_store_n(&job.trial_at, now + 100 * MS, __ATOMIC_RELEASE);
+    CHECK(step(&b, now + 100 * MS - 1, 30, 3, 0) == AG_SPEED_STAY && b.phase == AG_SPEED_WAIT);
+    CHECK(step(&b, now + 100 * MS, 30, 3, 0) == AG_SPEED_STAY && b.phase == AG_SPEED_ON);
+    CHECK(b.trial_ns == now + 100 * MS && b.trials == 1);
 }
 
 int main(void)
@@ -335,5 +395,6 @@ int main(void)
     test_a_block_without_work_is_no_trial();
     test_trials_are_on_the_grid();
     test_ranks_try_the_same_steps();
+    test_a_job_shares_its_trials();
     return check_finish("test_speed");
 }

@@ -30,6 +30,9 @@ $(BUILD)/tests/unit/test_introspect: UNIT_EXTRA_OBJS = $(UNIT_API_OBJS)
 $(BUILD)/tests/unit/test_alloc: $(BUILD)/shim/alloc_table.o
 $(BUILD)/tests/unit/test_alloc: UNIT_EXTRA_OBJS = $(BUILD)/shim/alloc_table.o
 
+$(BUILD)/tests/unit/test_speed_job: $(BUILD)/shim/match_speed_job.o
+$(BUILD)/tests/unit/test_speed_job: UNIT_EXTRA_OBJS = $(BUILD)/shim/match_speed_job.o
+
 .PHONY: unit-tests
 unit-tests: $(UNIT_BINS)
 test: unit-tests
