@@ -16,10 +16,11 @@
  * AG_SPEED_PAIRS_MAX paused blocks, and then graphing stays only if not slower.
  *
  * The first trial comes once graphs have replayed for AUTOGRAPH_GUARD_MS, or for a
- * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  Trials begin
- * on a grid of the wall clock (AG_SPEED_GRID_NS), so that the ranks of one job try
- * the same steps eager together; the next one is due an interval after the last
- * began, which keeps ranks whose trials took different numbers of blocks together.
+ * quarter of it if replays keep stopping meanwhile (AG_SPEED_TROUBLE).  In a job of
+ * several ranks (match_speed_job.c) trials begin on a grid of the wall clock
+ * (AG_SPEED_GRID_NS) and are shared, so that the ranks try the same steps eager
+ * together; the next one is due an interval after the last began, which keeps ranks
+ * whose trials took different numbers of blocks together.
  * A paused
  * program runs as under autograph_disable(): its calls go to the driver as made,
  * unrecorded, and the graphs are kept for the next trial.
@@ -300,9 +301,10 @@ void ag_speed_setup(int after_ms, ag_speed_count_fn *count, struct ag_speed_job 
     pthread_atfork(NULL, NULL, forget_in_child);
     count_work = count;
     ag_speed_init(&guard, (uint64_t)after_ms * 1000000u);
-    ag_speed_align(&guard, AG_SPEED_GRID_NS, wall_clock_offset());
-    if (job)
+    if (job) {                           /* alone, a trial comes when it is due */
+        ag_speed_align(&guard, AG_SPEED_GRID_NS, wall_clock_offset());
         ag_speed_share(&guard, job, ag_timing_now());
+    }
     guard_job = job;
     __atomic_store_n(&guard_trial_seen, guard.job_from, __ATOMIC_RELAXED);
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);

@@ -8,10 +8,10 @@
  * else what the launcher set for every rank: torchrun's TORCHELASTIC_RUN_ID;
  * MASTER_ADDR and MASTER_PORT (torch.distributed's env:// rendezvous: Lightning,
  * DeepSpeed, Accelerate); Slurm's job and step; PMIx's namespace; Open MPI's job.  A
- * process with none of them runs its trials alone.  The object holds one time on the
- * host's monotonic clock; each process unlinks it at exit (the others keep their
- * mapping), so none is left behind but by a crash.  match_speed.c uses what
- * ag_speed_job_map returns; nothing here knows CUDA.
+ * process with none of them runs its trials alone, when due, off the grid.  The
+ * object holds one time on the host's monotonic clock; each process unlinks it at
+ * exit (the others keep their mapping), so none is left behind but by a crash.
+ * match_speed.c uses what ag_speed_job_map returns; nothing here knows CUDA.
  */
 #include "match_speed.h"
 
