@@ -1259,21 +1259,21 @@ guarded() {
 @test "speed guard: two processes of one job (AUTOGRAPH_GUARD_JOB) share their trials through one shared memory object, gone once both exit: same sums" {
     [ -x build/sim/progs/branches ] || skip "branches not built (make sim)"
     local job="bats-$$-$RANDOM" r before after
-    sim_run plain branches -- 400 4 3
+    sim_run plain branches -- 1500 4 3
     before=$(ls /dev/shm 2>/dev/null | grep -c "^autograph-guard-$(id -u)-" || true)
     for r in 0 1; do
-        printf -v "cmd_rank$r" '%s' "branches 400 4 3 (rank $r of $job)"
+        printf -v "cmd_rank$r" '%s' "branches 1500 4 3 (rank $r of $job)"
         env LD_LIBRARY_PATH=build/sim SIM_LOG="$tmp/rank$r.log" SIM_LOG_SKIP=event \
             SIM_LOG_STREAMS=hide LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/rank$r.summary" \
             AUTOGRAPH_GUARD_JOB="$job" AUTOGRAPH_GUARD_MS=1 AUTOGRAPH_LOG=info \
-            SIM_LAUNCH_US=300 SIM_GRAPH_LAUNCH_US=300 build/sim/progs/branches 400 4 3 \
+            SIM_LAUNCH_US=300 SIM_GRAPH_LAUNCH_US=300 build/sim/progs/branches 1500 4 3 \
             >"$tmp/rank$r.out" 2>"$tmp/rank$r.err" &
         eval "pid$r=\$!"
     done
     wait "$pid0" && rc_rank0=0 || rc_rank0=$?
     wait "$pid1" && rc_rank1=0 || rc_rank1=$?
     for r in 0 1; do
-        same plain "rank$r" "branches 400 4 3, rank $r of a job" || return 1
+        same plain "rank$r" "branches 1500 4 3, rank $r of a job" || return 1
         grep -q "speed guard: trials shared with the job's ranks on this host (AUTOGRAPH_GUARD_JOB=$job)" \
             "$tmp/rank$r.err"
         load "rank$r"
