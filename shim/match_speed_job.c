@@ -5,9 +5,10 @@
  * job's pace when every rank tries the same steps eager (match_speed.h).  Ranks on one
  * host share the time of the job's next trial through a small POSIX shared memory
  * object named from the job: AUTOGRAPH_GUARD_JOB when set ("none": share nothing),
- * else what the launcher set for every rank: torchrun's TORCHELASTIC_RUN_ID;
- * MASTER_ADDR and MASTER_PORT (torch.distributed's env:// rendezvous: Lightning,
- * DeepSpeed, Accelerate); Slurm's job and step; PMIx's namespace; Open MPI's job.  A
+ * else what the launcher set for every rank: MASTER_ADDR and MASTER_PORT (torchrun,
+ * torch.distributed's env:// rendezvous: Lightning, DeepSpeed, Accelerate);
+ * torchrun's TORCHELASTIC_RUN_ID; Slurm's job and step; PMIx's namespace; Open
+ * MPI's job.  A
  * process with none of them runs its trials alone, when due, off the grid.  The
  * object holds one time on the host's monotonic clock; each process unlinks it at
  * exit (the others keep their mapping), so none is left behind but by a crash.
@@ -26,10 +27,12 @@
 #include <unistd.h>
 
 /* The launchers' variables, in order: the first pair with its first variable set
- * names the job (the second, when there is one, is added to it). */
+ * names the job (the second, when there is one, is added to it).  The rendezvous
+ * address first: two jobs on one host cannot share it, while torchrun's run id is
+ * "none" for every job not given --rdzv-id. */
 static const char *const job_vars[][2] = {
-    { "TORCHELASTIC_RUN_ID", NULL },
     { "MASTER_ADDR", "MASTER_PORT" },
+    { "TORCHELASTIC_RUN_ID", NULL },
     { "SLURM_JOB_ID", "SLURM_STEP_ID" },
     { "PMIX_NAMESPACE", NULL },
     { "OMPI_MCA_ess_base_jobid", NULL },
@@ -44,7 +47,7 @@ int ag_speed_job_name(const char *(*get)(const char *), char *buf, size_t size)
     for (size_t i = 0; i < sizeof job_vars / sizeof job_vars[0]; i++) {
         const char *a = get(job_vars[i][0]);
         const char *b = job_vars[i][1] ? get(job_vars[i][1]) : NULL;
-        if (a == NULL || *a == '\0')
+        if (a == NULL || *a == '\0' || strcmp(a, "none") == 0)
             continue;
         return snprintf(buf, size, "%s=%s%s%s%s%s", job_vars[i][0], a, b ? " " : "",
                         b ? job_vars[i][1] : "", b ? "=" : "", b ? b : "") < (int)size;

@@ -34,6 +34,8 @@ static void test_names(void)
 {
     const char *torchrun[] = { "TORCHELASTIC_RUN_ID", "f00d", "MASTER_ADDR", "h",
                                "MASTER_PORT", "29500", NULL };
+    const char *run_id[] = { "TORCHELASTIC_RUN_ID", "f00d", NULL };
+    const char *no_run_id[] = { "TORCHELASTIC_RUN_ID", "none", "SLURM_JOB_ID", "7", NULL };
     const char *env_rdzv[] = { "MASTER_ADDR", "10.0.0.1", "MASTER_PORT", "29500",
                                "SLURM_JOB_ID", "7", NULL };
     const char *slurm[] = { "SLURM_JOB_ID", "7", "SLURM_STEP_ID", "2", NULL };
@@ -43,7 +45,10 @@ static void test_names(void)
                           NULL };
     const char *empty[] = { "TORCHELASTIC_RUN_ID", "", "PMIX_NAMESPACE", "ns1", NULL };
     const char *alone[] = { "HOME", "/root", NULL };
-    CHECK(strcmp(name_with(torchrun), "TORCHELASTIC_RUN_ID=f00d") == 0);
+    CHECK(strcmp(name_with(torchrun), "MASTER_ADDR=h MASTER_PORT=29500") == 0);
+    CHECK(strcmp(name_with(torchrun + 4), "") == 0);    /* a port is no address */
+    CHECK(strcmp(name_with(run_id), "TORCHELASTIC_RUN_ID=f00d") == 0);
+    CHECK(strcmp(name_with(no_run_id), "SLURM_JOB_ID=7") == 0);
     CHECK(strcmp(name_with(env_rdzv), "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500") == 0);
     CHECK(strcmp(name_with(slurm), "SLURM_JOB_ID=7 SLURM_STEP_ID=2") == 0);
     CHECK(strcmp(name_with(own), "AUTOGRAPH_GUARD_JOB=mine") == 0);
