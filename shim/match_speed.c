@@ -20,10 +20,9 @@
  * several ranks (match_speed_job.c) trials begin on a grid of the wall clock
  * (AG_SPEED_GRID_NS) and are shared, so that the ranks try the same steps eager
  * together; the next one is due an interval after the last began, which keeps ranks
- * whose trials took different numbers of blocks together.
- * A paused
- * program runs as under autograph_disable(): its calls go to the driver as made,
- * unrecorded, and the graphs are kept for the next trial.
+ * whose trials took different numbers of blocks together.  A paused program runs as
+ * under autograph_disable(): its calls go to the driver as made, unrecorded, and the
+ * graphs are kept for the next trial.
  */
 #include "match_speed.h"
 
@@ -118,8 +117,8 @@ static enum ag_speed_action trial_due(struct ag_speed *g, uint64_t now, uint64_t
         t = on_grid(g, now + AG_SPEED_LEAD_NS);
         /* another rank's announcement won the race: that one is the job's */
         if (!__atomic_compare_exchange_n(&g->job->trial_at, &seen, t, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE))
-            t = ag_speed_job_trial(g) ? seen : t;
+                                         __ATOMIC_ACQUIRE) && ag_speed_job_trial(g))
+            t = ag_speed_job_trial(g);
     }
     if (g->job == NULL || now >= t)
         return begin_trial(g, now, work);
