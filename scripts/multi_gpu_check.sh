@@ -127,12 +127,12 @@ MAX_HANGS=${MAX_HANGS:-3} REP_STEPS=${REP_STEPS:-20} REP_ITERS=${REP_ITERS:-200}
 DDP_ARGS=${DDP_ARGS:-} AR_ARGS=${AR_ARGS:-} LAUNCH_S=${LAUNCH_S:-12}
 NVIDIA_SMI=${NVIDIA_SMI:-nvidia-smi}
 MIN_LEFT=30
+# nproc obeys OMP_NUM_THREADS, exported above
+ncpu=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)
 BENCH_CPUS=${BENCH_CPUS:-}
 if [ -z "$BENCH_CPUS" ]; then
     BENCH_CPUS=none
-    # nproc obeys OMP_NUM_THREADS, exported above
-    [ "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)" -ge $((4 * NPROC + 2)) ] &&
-        BENCH_CPUS=2-$((4 * NPROC + 1))
+    [ "$ncpu" -ge $((4 * NPROC + 2)) ] && BENCH_CPUS=2-$((4 * NPROC + 1))
 fi
 lib=$top/build/libautograph.so
 # shellcheck disable=SC2206
@@ -171,7 +171,7 @@ fi
     [ "$ngpu" -gt 0 ] && "$NVIDIA_SMI" --query-gpu=name,driver_version --format=csv,noheader 2>&1
     git log -1 --format='%h %s' 2>/dev/null
     date -u
-    echo "CPUs: $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
+    echo "CPUs: $ncpu"
     df -h /dev/shm 2>&1 | tail -1
     env | grep -E '^(NCCL|TORCH|NVSHMEM|CUDA)_' | sort
 } >"$out/machine.txt" 2>&1

@@ -193,6 +193,7 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */
     out->graph_data = nonempty(get("AUTOGRAPH_GRAPH_DATA"));   /* written by graph_data.c */
     out->timing = nonempty(get("AUTOGRAPH_TIMING"));           /* opened by timing.c */
+    out->guard_job = nonempty(get("AUTOGRAPH_GUARD_JOB"));     /* match_speed_job.c */
     check_unknown_names(environment);
 }
 
@@ -213,14 +214,14 @@ void ag_expand_pid(char *dst, size_t size, const char *pattern)
 static struct ag_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
-static const char *getenv_const(const char *name)
+const char *ag_config_getenv(const char *name)
 {
     return getenv(name);
 }
 
 static void parse_environment(void)
 {
-    ag_config_parse(&config, getenv_const, environ);
+    ag_config_parse(&config, ag_config_getenv, environ);
 }
 
 const struct ag_config *ag_config(void)

@@ -52,10 +52,16 @@ struct ag_config {
     const char *trace;              /* AUTOGRAPH_TRACE: CUPTI trace file, %p = pid (NULL: none) */
     const char *graph_data;         /* AUTOGRAPH_GRAPH_DATA: folder for the program's graph data, %p = pid */
     const char *timing;             /* AUTOGRAPH_TIMING: window latencies file, %p = pid (NULL: none) */
+    const char *guard_job;          /* AUTOGRAPH_GUARD_JOB: the job whose ranks share the
+                                     * guard's trials (NULL: the launcher's; "none") */
 };
 
 /* The parsed configuration; parses the environment on first use. */
 const struct ag_config *ag_config(void);
+
+/* A variable of the process environment, as the configuration reads it (getenv with
+ * the const result that ag_config_parse's `get` takes). */
+const char *ag_config_getenv(const char *name);
 
 /* Parses from a getenv-like function (unit tests); messages go to stderr. */
 void ag_config_parse(struct ag_config *out, const char *(*get)(const char *name),

@@ -75,7 +75,7 @@ static void decide_engine(void)
     ag_stage_setup(cfg->stage_mb);
     ag_engine_setup(&ag_cuda_backend, &p);
     ag_speed_setup(cfg->guard_ms, ag_count_work,
-                   cfg->guard_ms > 0 ? ag_speed_job_map() : NULL);
+                   cfg->guard_ms > 0 ? ag_speed_job_map(cfg->guard_job) : NULL);
     __atomic_store_n(&engine_state, 1, __ATOMIC_RELEASE);
     ag_trace_start(cfg->trace);        /* after (CUPTI may call CUDA), before any graph */
     ag_plugin_start(cfg->plugin);      /* after: its init may call CUDA */

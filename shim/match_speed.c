@@ -111,14 +111,14 @@ static enum ag_speed_action begin_trial(struct ag_speed *g, uint64_t now, uint64
  * now; in a job, at the job's pending trial, announced now if none is. */
 static enum ag_speed_action trial_due(struct ag_speed *g, uint64_t now, uint64_t work)
 {
-    uint64_t t = ag_speed_job_trial(g);
+    uint64_t t = ag_speed_job_trial(g), pending;
     if (g->job && t == 0) {
         uint64_t seen = __atomic_load_n(&g->job->trial_at, __ATOMIC_ACQUIRE);
         t = on_grid(g, now + AG_SPEED_LEAD_NS);
         /* another rank's announcement won the race: that one is the job's */
         if (!__atomic_compare_exchange_n(&g->job->trial_at, &seen, t, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE) && ag_speed_job_trial(g))
-            t = ag_speed_job_trial(g);
+                                         __ATOMIC_ACQUIRE) && (pending = ag_speed_job_trial(g)))
+            t = pending;
     }
     if (g->job == NULL || now >= t)
         return begin_trial(g, now, work);
@@ -267,7 +267,6 @@ static uint64_t guard_due = UINT64_MAX;  /* guard.next_ns, read unlocked; MAX: n
 static unsigned long paused_launches;    /* launches made while it had graphing paused */
 static unsigned long paused_from;        /* the launch count when it paused */
 static ag_speed_count_fn *count_work;
-static struct ag_speed_job *guard_job;   /* the job's shared record (NULL: alone) */
 static uint64_t guard_trial_seen;        /* the last trial begun (or job_from), read unlocked */
 
 /* Whether the guard has graphing paused (its bit of the engine's pause flags). */
@@ -304,7 +303,6 @@ void ag_speed_setup(int after_ms, ag_speed_count_fn *count, struct ag_speed_job 
         ag_speed_align(&guard, AG_SPEED_GRID_NS, wall_clock_offset());
         ag_speed_share(&guard, job, ag_timing_now());
     }
-    guard_job = job;
     __atomic_store_n(&guard_trial_seen, guard.job_from, __ATOMIC_RELAXED);
     __atomic_store_n(&guard_due, 0, __ATOMIC_RELAXED);
 }
@@ -387,20 +385,21 @@ static void guard_step(uint64_t now)
     apply(a, launches);
     __atomic_store_n(&guard_due, guard.next_ns, __ATOMIC_RELAXED);
     /* waiting or idle, it steps at its own polls, and joins the job's trial there */
-    if (guard_job && (guard.phase == AG_SPEED_WAIT || guard.phase == AG_SPEED_IDLE))
-        seen = __atomic_load_n(&guard_job->trial_at, __ATOMIC_ACQUIRE);
+    if (guard.job && (guard.phase == AG_SPEED_WAIT || guard.phase == AG_SPEED_IDLE))
+        seen = __atomic_load_n(&guard.job->trial_at, __ATOMIC_ACQUIRE);
     __atomic_store_n(&guard_trial_seen, seen > guard.trial_ns ? seen : guard.trial_ns,
                      __ATOMIC_RELAXED);
     pthread_mutex_unlock(&guard_mutex);
 }
 
-/* Whether another rank of the job announced a trial that is due now. */
+/* Whether another rank of the job announced a trial that is due now (guard.job is
+ * set once, at setup, and may be read without the mutex). */
 static int job_trial_due(uint64_t now)
 {
     uint64_t t;
-    if (guard_job == NULL)
+    if (guard.job == NULL)
         return 0;
-    t = __atomic_load_n(&guard_job->trial_at, __ATOMIC_ACQUIRE);
+    t = __atomic_load_n(&guard.job->trial_at, __ATOMIC_ACQUIRE);
     return now >= t && t > __atomic_load_n(&guard_trial_seen, __ATOMIC_RELAXED);
 }
 

@@ -132,12 +132,13 @@ enum ag_speed_action ag_speed_step(struct ag_speed *g, uint64_t now,
 typedef void ag_speed_count_fn(uint64_t *work, unsigned long *launches);
 void ag_speed_setup(int after_ms, ag_speed_count_fn *count_work, struct ag_speed_job *job);
 
-/* match_speed_job.c: the job's name from AUTOGRAPH_GUARD_JOB or the launcher's
- * variables, read with `get` (1: found, in buf; 0: none, or "none"). */
-int ag_speed_job_name(const char *(*get)(const char *), char *buf, size_t size);
+/* match_speed_job.c: the job's name, `own` (AUTOGRAPH_GUARD_JOB) when set, else from
+ * the launcher's variables, read with `get` (1: found, in buf; 0: none, or "none"). */
+int ag_speed_job_name(const char *own, const char *(*get)(const char *), char *buf,
+                      size_t size);
 
 /* The record the job's ranks on this host share, mapped (NULL: alone). */
-struct ag_speed_job *ag_speed_job_map(void);
+struct ag_speed_job *ag_speed_job_map(const char *own);
 
 /* Right after the program's host synchronization returned (a call of flush reason
  * AG_FLUSH_SYNC, a query that found the work done, a held copy into host memory, a

@@ -7,10 +7,9 @@
  * object named from the job: AUTOGRAPH_GUARD_JOB when set ("none": share nothing),
  * else what the launcher set for every rank: MASTER_ADDR and MASTER_PORT (torchrun,
  * torch.distributed's env:// rendezvous: Lightning, DeepSpeed, Accelerate);
- * torchrun's TORCHELASTIC_RUN_ID; Slurm's job and step; PMIx's namespace; Open
- * MPI's job.  A
- * process with none of them runs its trials alone, when due, off the grid.  The
- * object holds one time on the host's monotonic clock; each process unlinks it at
+ * torchrun's TORCHELASTIC_RUN_ID; Slurm's job and step; PMIx's namespace; Open MPI's
+ * job.  A process with none of them runs its trials alone, when due, off the grid.
+ * The object holds one time on the host's monotonic clock; each process unlinks it at
  * exit (the others keep their mapping), so none is left behind but by a crash.
  * match_speed.c uses what ag_speed_job_map returns; nothing here knows CUDA.
  */
@@ -18,6 +17,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "op.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,9 +38,9 @@ static const char *const job_vars[][2] = {
     { "OMPI_MCA_ess_base_jobid", NULL },
 };
 
-int ag_speed_job_name(const char *(*get)(const char *), char *buf, size_t size)
+int ag_speed_job_name(const char *own, const char *(*get)(const char *), char *buf,
+                      size_t size)
 {
-    const char *own = get("AUTOGRAPH_GUARD_JOB");
     if (own && *own)
         return strcmp(own, "none") != 0 &&
                snprintf(buf, size, "AUTOGRAPH_GUARD_JOB=%s", own) < (int)size;
@@ -62,27 +62,19 @@ static void unlink_at_exit(void)
     shm_unlink(object_name);
 }
 
-/* The object's name: the user's id and a 64-bit FNV-1a hash of the job's name. */
+/* The object's name: the user's id and a 64-bit hash of the job's name. */
 static void name_object(const char *job)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)job; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
     snprintf(object_name, sizeof object_name, "/autograph-guard-%u-%016llx",
-             (unsigned)getuid(), (unsigned long long)h);
+             (unsigned)getuid(), (unsigned long long)ag_hash_bytes(0, job, strlen(job)));
 }
 
-static const char *getenv_const(const char *name)
-{
-    return getenv(name);
-}
-
-struct ag_speed_job *ag_speed_job_map(void)
+struct ag_speed_job *ag_speed_job_map(const char *own)
 {
     char job[512];
     struct ag_speed_job *p;
     int fd;
-    if (!ag_speed_job_name(getenv_const, job, sizeof job))
+    if (!ag_speed_job_name(own, ag_config_getenv, job, sizeof job))
         return NULL;
     name_object(job);
     fd = shm_open(object_name, O_RDWR | O_CREAT, 0600);
