@@ -47,3 +47,69 @@ lib_run() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"m_off= m_on= ratio=? pairs=?"* ]]
 }
+
+# alt_run REPS ALT [RESULT_OF_ALT]: check_same and time_sides of a fake whose p50 is set by
+# its side (no shim 150, shim 100, alt 60), with --alt ALT; each process logs its side
+alt_run() {
+    cat >"$tmp/fake3.sh" <<'FAKE'
+if [ -n "${AG_FAKE_ALT:-}" ]; then s=alt p=60 r=${ALT_RESULT:-42}
+elif [ -n "${LD_PRELOAD:-}" ]; then s=on p=100 r=42
+else s=off p=150 r=42; fi
+echo "$s" >>"$SIDES"
+echo "result $r"
+echo "per_iter_us p50 $p p90 $p"
+FAKE
+    run env SIDES="$tmp/sides" ALT_RESULT="${3:-42}" BENCH_CPUS=none bash -c '
+        set -u
+        prog=bench_lib keys=result check_runs=0 TMO=20
+        # shellcheck source=tests/bench/compare_lib.bash
+        . tests/bench/compare_lib.bash
+        cmp_init "$1" 0 --alt "$2" "$3" "$4"
+        check_same fake bash "$5" 2>/dev/null
+        time_sides fake "" bash "$5" 2>/dev/null
+        echo "same=$same m_off=$m_off m_on=$m_on m_alt=$m_alt ratio=$ratio alt=$ratio_alt pairs=$pairs"
+        echo "head=$(alt_head) sep=$(alt_sep) row=$(alt_row)"' _ "$1" "$2" "$tmp/lib.so" \
+        "$tmp/out" "$tmp/fake3.sh"
+    echo "$output"
+}
+
+@test "bench lib: --alt times a third side in the same turns, with its own median and ratio" {
+    alt_run 2 "AG_FAKE_ALT=1 AUTOGRAPH_LAUNCH_THREAD=0"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"same=SAME m_off=150.00 m_on=100.00 m_alt=60.00 ratio=1.500 alt=2.500"* ]]
+    [[ "$output" == *"pairs=1.500 (1.500, 1.500)"* ]]   # the pairs stay no shim / shim
+    # the correctness runs, then the timing runs in turn
+    [ "$(tr '\n' ' ' <"$tmp/sides")" = "off on alt off on alt off on alt " ]
+    [[ "$output" == *"head= shim with AG_FAKE_ALT=1 AUTOGRAPH_LAUNCH_THREAD=0 p50 | ratio no-shim/alt |"* ]]
+    [[ "$output" == *"sep=---|---| row= 60.00 | 2.500 |"* ]]
+    [ -f "$tmp/out/fake.time.alt.2.summary" ]
+}
+
+@test "bench lib: an alt side whose output differs is DIFFER (alt)" {
+    alt_run 1 "AG_FAKE_ALT=1" 43
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"same=DIFFER (alt) "* ]]
+    [ -s "$tmp/out/fake.alt.diff" ]
+}
+
+@test "bench lib: without --alt no third side and no extra columns" {
+    lib_run 1
+    [ "$status" -eq 0 ]
+    run env BENCH_CPUS=none bash -c 'set -u; prog=b keys=result check_runs=0 TMO=5
+        . tests/bench/compare_lib.bash; cmp_init 1 0 "$1" "$2"
+        echo "[$(alt_head)$(alt_sep)$(alt_row)]"' _ "$tmp/lib.so" "$tmp/out"
+    [ "$output" = "[]" ]
+}
+
+@test "bench lib: --alt words must be VAR=VALUE" {
+    run env BENCH_CPUS=none bash -c 'set -u; prog=b keys=result check_runs=0 TMO=5
+        . tests/bench/compare_lib.bash; cmp_init 1 0 --alt "$1" "$2" "$3"' _ \
+        "AUTOGRAPH_LAUNCH_THREAD" "$tmp/lib.so" "$tmp/out"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad --alt word 'AUTOGRAPH_LAUNCH_THREAD' (want VAR=VALUE)"* ]]
+    run env BENCH_CPUS=none bash -c 'set -u; prog=b keys=result check_runs=0 TMO=5
+        . tests/bench/compare_lib.bash; cmp_init 1 0 --alt " " "$1" "$2"' _ \
+        "$tmp/lib.so" "$tmp/out"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--alt needs at least one VAR=VALUE"* ]]
+}

@@ -11,6 +11,9 @@
 #   check_runs  1: every timing run must print the first one's key lines, keeps each timing
 #               run's summary (<name>.time.<side>.<rep>.summary) and reports its rc
 # then calls `cmp_init DEFAULT_REPS WITH_ONLY "$@"` (WITH_ONLY 1: accept --only LIST).
+# --alt "VAR=VAL ..." adds a third side, the shim with those switches (AUTOGRAPH_LAUNCH_
+# THREAD=0, say): checked like the shim, timed in the same turns (no shim, shim, alt),
+# and shown in two more columns (alt_head, alt_sep, alt_row).
 
 # shellcheck source=tests/bench/stats.bash
 . "$(dirname "${BASH_SOURCE[0]}")/stats.bash"
@@ -18,7 +21,7 @@
 # cmp_init DEFAULT_REPS WITH_ONLY ARGS...: parses the options and LIBAUTOGRAPH_SO OUTDIR;
 # sets dry build reps only lib out bin NVCC NVCC_ARCH PYTHON here, fd 3 (the stderr)
 cmp_init() {
-    dry=0 build=1 reps=$1 only=
+    dry=0 build=1 reps=$1 only='' alt='' alt_env=()
     local with_only=$2
     shift 2
     while [ $# -gt 0 ]; do
@@ -26,6 +29,7 @@ cmp_init() {
         --dry-run) dry=1; shift ;;
         --no-build) build=0; shift ;;
         --reps) reps=$2; shift 2 ;;
+        --alt) alt=$2; shift 2 ;;
         --only)
             if [ "$with_only" -eq 1 ]; then only=$2; shift 2
             else echo "$prog: unknown option $1" >&2; exit 1; fi ;;
@@ -35,12 +39,24 @@ cmp_init() {
         esac
     done
     if [ $# -ne 2 ]; then
-        local opts="[--dry-run] [--no-build] [--reps N]"
+        local opts="[--dry-run] [--no-build] [--reps N] [--alt 'VAR=VAL ...']"
         [ "$with_only" -eq 1 ] && opts="$opts [--only NAME,...]"
         echo "usage: $prog $opts LIBAUTOGRAPH_SO OUTDIR" >&2
         exit 1
     fi
     case "$reps" in '' | *[!0-9]* | 0) echo "$prog: bad --reps $reps" >&2; exit 1 ;; esac
+    read -ra alt_env <<<"$alt"
+    local w
+    for w in ${alt_env[@]+"${alt_env[@]}"}; do
+        [[ $w =~ ^[A-Z][A-Z0-9_]*= ]] || {
+            echo "$prog: bad --alt word '$w' (want VAR=VALUE)" >&2
+            exit 1
+        }
+    done
+    if [ -n "$alt" ] && [ ${#alt_env[@]} -eq 0 ]; then
+        echo "$prog: --alt needs at least one VAR=VALUE" >&2
+        exit 1
+    fi
 
     lib=$1 out=$2
     if [ ! -f "$lib" ] && [ $dry -eq 0 ]; then
@@ -119,15 +135,18 @@ torch_cuda_ok() {
             >/dev/null 2>&1
 }
 
-# side off|on, then the command words: runs one process under timeout, both sides pinned
-# alike (BENCH_CPUS: a taskset CPU list; default 2-5 where there are 8 or more CPUs and
-# taskset exists: the program's thread, a framework's helper threads and the shim's
-# launcher thread each get a core, away from CPU 0; "none": not pinned)
+# side off|on|alt, then the command words: runs one process under timeout, every side
+# pinned alike (BENCH_CPUS: a taskset CPU list; default 2-5 where there are 8 or more CPUs
+# and taskset exists: the program's thread, a framework's helper threads and the shim's
+# launcher thread each get a core, away from CPU 0; "none": not pinned); alt is the shim
+# with --alt's switches
 side() {
-    local s=$1
+    local s=$1 extra=()
     shift
-    if [ "$s" = on ]; then
-        run ${pin[@]+"${pin[@]}"} timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 "$@"
+    [ "$s" = alt ] && extra=("${alt_env[@]}")
+    if [ "$s" != off ]; then
+        run ${pin[@]+"${pin[@]}"} timeout "$TMO" env LD_PRELOAD="$lib" AUTOGRAPH_SUMMARY=1 \
+            ${extra[@]+"${extra[@]}"} "$@"
     else
         run ${pin[@]+"${pin[@]}"} timeout "$TMO" "$@"
     fi
@@ -169,55 +188,72 @@ guard_col() {
     fi
 }
 
-# check_same NAME CMD...: one run per side (NAME.{off,on}.{out,err}, NAME.summary); sets
-# same to SAME, DIFFER, FAIL (...) or "dry run"
+# check_same NAME CMD...: one run per side (NAME.{off,on,alt}.{out,err}, NAME.summary and
+# with --alt NAME.alt.summary); sets same to SAME, DIFFER, FAIL (...) or "dry run"
 check_same() {
-    local name=$1 rc_off rc_on
+    local name=$1 rc_off rc_on rc_alt=0
     shift
-    say "$name: correctness (off, on)"
+    say "$name: correctness (off, on${alt:+, alt})"
     side off "$@" >"$out/$name.off.out" 2>"$out/$name.off.err"
     rc_off=$?
     side on "$@" >"$out/$name.on.out" 2>"$out/$name.on.err"
     rc_on=$?
     grep '^libautograph:' "$out/$name.on.err" >"$out/$name.summary" 2>/dev/null
+    if [ -n "$alt" ]; then
+        side alt "$@" >"$out/$name.alt.out" 2>"$out/$name.alt.err"
+        rc_alt=$?
+        grep '^libautograph:' "$out/$name.alt.err" >"$out/$name.alt.summary" 2>/dev/null
+    fi
     if [ "$dry" -eq 1 ]; then
         same='dry run'
-    elif [ $rc_off -ne 0 ] || [ $rc_on -ne 0 ]; then
-        same="FAIL (rc off $rc_off, on $rc_on)"
+    elif [ $rc_off -ne 0 ] || [ $rc_on -ne 0 ] || [ $rc_alt -ne 0 ]; then
+        same="FAIL (rc off $rc_off, on $rc_on${alt:+, alt $rc_alt})"
     elif ! keylines "$out/$name.off.out" >/dev/null; then
         same="FAIL (no result line)"
-    elif diff <(keylines "$out/$name.off.out") <(keylines "$out/$name.on.out") >"$out/$name.diff"; then
-        same=SAME
-    else
+    elif ! diff <(keylines "$out/$name.off.out") <(keylines "$out/$name.on.out") >"$out/$name.diff"; then
         same=DIFFER
+    elif [ -n "$alt" ] &&
+        ! diff <(keylines "$out/$name.off.out") <(keylines "$out/$name.alt.out") >"$out/$name.alt.diff"; then
+        same="DIFFER (alt)"
+    else
+        same=SAME
     fi
     say "$name: $same"
 }
 
+# ratio_of A B: A / B to 3 decimals, or "?" when either is empty or B is 0
+ratio_of() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }'
+}
+
 # time_sides NAME "TIMING WORDS" CMD...: $reps alternating processes per side of CMD
-# TIMING WORDS --time; sets m_off and m_on (the medians of their p50s, empty when none),
-# ratio (m_off / m_on or "?") and pairs (pairs_col of each pair's ratio); with
-# check_runs=1 may set same to "DIFFER (timing run ...)"
+# TIMING WORDS --time (no shim, shim, and with --alt the alt side, in turn); sets m_off,
+# m_on and m_alt (the medians of their p50s, empty when none), ratio (m_off / m_on or
+# "?"), ratio_alt (m_off / m_alt) and pairs (pairs_col of each no shim, shim pair's
+# ratio); with check_runs=1 may set same to "DIFFER (timing run ...)"
 time_sides() {
-    local name=$1 r s f v rc ref='' pair
+    local name=$1 r s f v rc ref='' pair sides=(off on)
+    [ -n "$alt" ] && sides+=(alt)
     # shellcheck disable=SC2206
     local tx=($2)
     shift 2
     say "$name: timing, $reps processes per side, alternating"
     : >"$out/$name.p50.off"
     : >"$out/$name.p50.on"
+    : >"$out/$name.p50.alt"
     : >"$out/$name.pairs"
     for r in $(seq 1 "$reps"); do
         pair=
-        for s in off on; do
+        for s in "${sides[@]}"; do
             f=$out/$name.time.$s.$r
-            side $s "$@" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
+            side "$s" "$@" ${tx[@]+"${tx[@]}"} --time >"$f.out" 2>"$f.err"
             rc=$?
             [ "$dry" -eq 1 ] && continue
-            [ "$check_runs" -eq 1 ] || [ $s = on ] &&
+            [ "$check_runs" -eq 1 ] || [ "$s" != off ] &&
                 grep '^libautograph:' "$f.err" >"$f.summary" 2>/dev/null
             v=$(p50 "$f.out")
-            pair="$pair${pair:+ }${v:-?}"
+            [ "$s" = alt ] || pair="$pair${pair:+ }${v:-?}"
             if [ -n "$v" ]; then
                 echo "$v" >>"$out/$name.p50.$s"
             elif [ "$check_runs" -eq 1 ]; then
@@ -240,6 +276,14 @@ time_sides() {
     pairs=$(pairs_col "$out/$name.pairs")
     m_off=$(median <"$out/$name.p50.off")
     m_on=$(median <"$out/$name.p50.on")
-    ratio=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {
-        if (a == "" || b == "" || b + 0 == 0) print "?"; else printf "%.3f\n", a / b }')
+    m_alt=$(median <"$out/$name.p50.alt")
+    ratio=$(ratio_of "$m_off" "$m_on")
+    ratio_alt=$(ratio_of "$m_off" "$m_alt")
 }
+
+# The table's two columns for the alt side (nothing without --alt): alt_head (the
+# header's cells), alt_sep (their separator), alt_row (a workload's: m_alt, ratio_alt),
+# each ending in "|" to follow a cell's "|"
+alt_head() { [ -z "$alt" ] || printf ' shim with %s p50 | ratio no-shim/alt |' "$alt"; }
+alt_sep() { [ -z "$alt" ] || printf -- '---|---|'; }
+alt_row() { [ -z "$alt" ] || printf ' %s | %s |' "${m_alt:-?}" "$ratio_alt"; }

@@ -3,7 +3,8 @@
 # token, variable batch sizes) with and without libautograph, side by side: same output?
 # how much faster?  how much graphed?
 #
-# usage: dyn_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...] LIBAUTOGRAPH_SO OUTDIR
+# usage: dyn_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...]
+#                     [--alt 'VAR=VAL ...'] LIBAUTOGRAPH_SO OUTDIR
 #
 #   Builds decode_prog with nvcc into OUTDIR/bin, then for each workload
 #     (a) runs it without the shim                       -> OUTDIR/<name>.off.{out,err}
@@ -33,6 +34,9 @@
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the decode_prog already in OUTDIR/bin
 #   --reps N    timing processes per side (default 3)
+#   --alt W     a third side: the shim with the switches W ("AUTOGRAPH_LAUNCH_THREAD=0",
+#               words VAR=VALUE), checked for the same output and timed in the same
+#               turns (no shim, shim, alt); two more columns: its p50 and no-shim/alt
 #   --only L    a comma-separated list of workload names
 #   Environment: NVCC (nvcc), NVCC_ARCH (-gencode arch=compute_90,code=sm_90), PYTHON
 #   (python3), TMO (per-process timeout in seconds, default 120), SRC_DIR (where the sources
@@ -108,7 +112,7 @@ for i in "${!names[@]}"; do
     say "$name: $(($(date +%s) - t_wl)) s"
     wl=${cmds[$i]##*/}
     wl=${wl% "$TORCH_ARGS"}
-    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
+    rows+=("| $wl | ${m_off:-?} | ${m_on:-?} | $ratio |$(alt_row) $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$sm") | $(sumstat templates "$sm") | $(sumstat patches "$sm") |")
 done
 
 # decode_prog prints the same result whatever its sync / memset / copy options: say so
@@ -142,8 +146,8 @@ fi
     echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
     echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
     echo
-    echo "| workload | no shim p50 | shim p50 | ratio | pairs in turn | in process | same | graphed_share | templates | patches |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| workload | no shim p50 | shim p50 | ratio |$(alt_head) pairs in turn | in process | same | graphed_share | templates | patches |"
+    echo "|---|---|---|---|$(alt_sep)---|---|---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done

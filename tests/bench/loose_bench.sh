@@ -4,7 +4,7 @@
 # libautograph, side by side: same output?  how much faster?  how much graphed?
 #
 # usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...]
-#                       LIBAUTOGRAPH_SO OUTDIR
+#                       [--alt 'VAR=VAL ...'] LIBAUTOGRAPH_SO OUTDIR
 #
 #   Builds solver_prog, alloc_loop_prog, trainer_prog (cuBLASLt) and samples_prog (Thrust,
 #   cuRAND) with nvcc into OUTDIR/bin, then for each workload
@@ -29,6 +29,9 @@
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the programs already in OUTDIR/bin
 #   --reps N    timing processes per side (default 5)
+#   --alt W     a third side: the shim with the switches W ("AUTOGRAPH_LAUNCH_THREAD=0",
+#               words VAR=VALUE), checked for the same output and timed in the same
+#               turns (no shim, shim, alt); two more columns: its p50 and no-shim/alt
 #   --only L    a comma-separated list of workload names
 #   Environment: NVCC (nvcc), NVCC_ARCH (-gencode arch=compute_90,code=sm_90), PYTHON
 #   (python3), TMO (per-process timeout in seconds, default 60), SRC_DIR (where the sources
@@ -109,7 +112,7 @@ for i in "${!names[@]}"; do
     label=${cmds[$i]##*/}           # the program and its arguments, after env's settings
     [[ ${cmds[$i]} != env\ * ]] ||
         label="$(awk '{ for (k = 2; k <= NF && $k ~ /=/; k++) printf "%s ", $k }' <<< "${cmds[$i]}")$label"
-    rows+=("| $label | ${m_off:-?} | ${m_on:-?} | $ratio | $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
+    rows+=("| $label | ${m_off:-?} | ${m_on:-?} | $ratio |$(alt_row) $pairs | $(guard_col "$name") | $same | $(sumstat graphed_share "$out/$name.summary") |")
 done
 
 {
@@ -121,8 +124,8 @@ done
     echo "in process: the speed guard's verdicts in the timing runs with the shim, median"
     echo "(eager time over graphed time, measured in blocks of one process; '-': no trial)"
     echo
-    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim | pairs in turn | in process | same output | graphed share |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| workload | no shim p50 us | shim p50 us | ratio no-shim/shim |$(alt_head) pairs in turn | in process | same output | graphed share |"
+    echo "|---|---|---|---|$(alt_sep)---|---|---|---|"
     for row in "${rows[@]}"; do
         echo "$row"
     done
