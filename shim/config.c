@@ -27,6 +27,12 @@ static const struct word bool_words[] = {
     { "0", 0 }, { "off", 0 }, { "no", 0 }, { "false", 0 },
     { "1", 1 }, { "on", 1 }, { "yes", 1 }, { "true", 1 }, { NULL, 0 },
 };
+static const struct word launch_thread_words[] = {
+    { "0", AG_LAUNCH_THREAD_OFF }, { "off", AG_LAUNCH_THREAD_OFF }, { "no", AG_LAUNCH_THREAD_OFF },
+    { "false", AG_LAUNCH_THREAD_OFF }, { "1", AG_LAUNCH_THREAD_ON }, { "on", AG_LAUNCH_THREAD_ON },
+    { "yes", AG_LAUNCH_THREAD_ON }, { "true", AG_LAUNCH_THREAD_ON },
+    { "auto", AG_LAUNCH_THREAD_AUTO }, { NULL, 0 },
+};
 static const struct word liveness_words[] = {
     { "off", AG_LIVENESS_OFF }, { "warn", AG_LIVENESS_WARN }, { "error", AG_LIVENESS_ERROR },
     { NULL, 0 },
@@ -187,7 +193,8 @@ void ag_config_parse(struct ag_config *out, const char *(*get)(const char *),
     out->smem_flush = parse_word(get, "AUTOGRAPH_SMEM_FLUSH", bool_words, 0, "0");
     out->host_funcs = parse_word(get, "AUTOGRAPH_HOST_FUNCS", bool_words, 0, "0");
     out->destroy_flush = parse_word(get, "AUTOGRAPH_DESTROY_FLUSH", bool_words, 0, "0");
-    out->launch_thread = parse_word(get, "AUTOGRAPH_LAUNCH_THREAD", bool_words, 1, "1");
+    out->launch_thread = parse_word(get, "AUTOGRAPH_LAUNCH_THREAD", launch_thread_words,
+                                    AG_LAUNCH_THREAD_AUTO, "auto");
     out->debug_dump = nonempty(get("AUTOGRAPH_DEBUG_DUMP"));   /* checked by report_dump.c */
     out->plugin = nonempty(get("AUTOGRAPH_PLUGIN"));           /* loaded by plugin.c */
     out->trace = nonempty(get("AUTOGRAPH_TRACE"));             /* opened by trace_cupti.c */

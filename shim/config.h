@@ -13,6 +13,9 @@
 enum ag_mode { AG_MODE_OFF, AG_MODE_ON };
 enum ag_liveness { AG_LIVENESS_OFF, AG_LIVENESS_WARN, AG_LIVENESS_ERROR };
 enum ag_capture_mode { AG_CAPTURE_RELAXED, AG_CAPTURE_THREAD_LOCAL, AG_CAPTURE_GLOBAL };
+/* AUTOGRAPH_LAUNCH_THREAD: paced chunks launched by the shim's thread never, always, or
+ * while only one of the program's threads has offered work (replay_launcher.c) */
+enum ag_launch_thread { AG_LAUNCH_THREAD_OFF, AG_LAUNCH_THREAD_ON, AG_LAUNCH_THREAD_AUTO };
 
 struct ag_config {
     enum ag_mode mode;              /* AUTOGRAPH */
@@ -41,7 +44,7 @@ struct ag_config {
     int smem_flush;                 /* AUTOGRAPH_SMEM_FLUSH: a shared memory limit change ends the window */
     int host_funcs;                 /* AUTOGRAPH_HOST_FUNCS: host functions recorded, graphed */
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */
-    int launch_thread;              /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
+    enum ag_launch_thread launch_thread;  /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
     int launch_spin_us;             /* AUTOGRAPH_LAUNCH_SPIN_US: the launcher waits awake */
     int guard_ms;                   /* AUTOGRAPH_GUARD_MS: replays before the speed guard's
                                      * first trial (0: no guard) */

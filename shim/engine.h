@@ -56,8 +56,8 @@ struct ag_engine_params {
     int max_graph_mb;    /* MiB (estimated) held by executable graphs (0: no bound) */
     const char *dump_dir;  /* AUTOGRAPH_DEBUG_DUMP folder, or NULL */
     int destroy_flush;   /* an event's destroy ends the window (replay_events.c) */
-    int launch_thread;   /* chunks are launched by the engine's own thread
-                          * (replay_launcher.c) */
+    int launch_thread;   /* chunks are launched by the engine's own thread: an enum
+                          * ag_launch_thread (config.h; replay_launcher.c) */
     int launch_spin_ns;  /* after a launch it waits awake this long for the next */
 };
 

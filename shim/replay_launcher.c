@@ -10,7 +10,11 @@
  * AUTOGRAPH_CHUNK_SLOW_US of its own between its calls): there the launch is done
  * long before the next chunk's ops are in.  A tight loop (a C program, under a
  * microsecond between launches) would wait for it at the next hand-off and pay the
- * hand-off on top: tiny kernels run slower through the launcher.
+ * hand-off on top: tiny kernels run slower through the launcher.  By default (auto)
+ * only while one thread of the program has offered work: where several do (PyTorch's
+ * backward runs on its autograd thread) the chunks are launched by the thread whose
+ * op ends them, in fewer chunks (build_tune.c), which measured faster for training
+ * loops with mixed precision (docs/benchmarks.md).
  *
  * Order is kept by two rules, so the driver sees the calls it would see without the
  * thread, in the same order, some of them from another thread:
@@ -42,6 +46,7 @@
  * and after another engine's where it depends on that engine's work, at the flush
  * point that ends that engine's window (engine_scope.c).
  */
+#include "config.h"
 #include "engine_internal.h"
 #include "log.h"
 
@@ -278,12 +283,14 @@ int ag_launch_pending(void)
     return __atomic_load_n(&ag_eng.launcher.state, __ATOMIC_RELAXED) != IDLE;
 }
 
-/* Whether paced chunks go to the launcher thread: the switch is on, the backend can
- * make a context current there, and the thread did not fail to start. */
+/* Whether paced chunks go to the launcher thread: the switch is on (auto: while only
+ * one of the program's threads has offered work), the backend can make a context
+ * current there, and the thread did not fail to start. */
 int ag_launcher_available(void)
 {
-    return ag_eng.p.launch_thread && ag_eng.be->use_context != NULL &&
-           ag_eng.launcher.started >= 0;
+    int wanted = ag_eng.p.launch_thread == AG_LAUNCH_THREAD_ON ||
+                 (ag_eng.p.launch_thread == AG_LAUNCH_THREAD_AUTO && ag_threads_seen() <= 1);
+    return wanted && ag_eng.be->use_context != NULL && ag_eng.launcher.started >= 0;
 }
 
 /* Engine lock held.  The launch is handed to the launcher, or made here: then its

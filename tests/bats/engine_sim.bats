@@ -594,6 +594,22 @@ slow_chunks() {
     grep -q 'launching chunk [0-9]* failed' "$tmp/shim.err"
 }
 
+@test "engine_cases: a slow program of two threads (one launch from a helper first) launches its chunks itself, in fewer chunks (AUTOGRAPH_LAUNCH_THREAD=1: by the launcher): same log" {
+    local CASES_ENV=() auto_chunks
+    cases slow-helper 30 5
+    want templates_paced -eq 1
+    want replays -ge 20
+    want launches_threaded -eq 0
+    want launches_taken_back -eq 0
+    auto_chunks=${S[chunk_launches]}
+    # the same 40-op windows planned for the launcher: alike chunks, more of them
+    CASES_ENV=(AUTOGRAPH_LAUNCH_THREAD=1)
+    cases slow-helper 30 5
+    want templates_paced -eq 1
+    [ $(( ${S[launches_threaded]} + ${S[launches_taken_back]} )) -eq "${S[chunk_launches]}" ]
+    want chunk_launches -gt "$auto_chunks"
+}
+
 @test "engine_cases: AUTOGRAPH_CHUNK_TUNE times each candidate chunk plan over its replays, rebuilds the window with the next, then keeps the fastest: same log" {
     local CASES_ENV=(AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 AUTOGRAPH_CHUNK_TUNE=6)
     # 40 launches: 8 x3 (8 24 8), 16 x12 (16 24), 8 x6 (8 32), each timed over 6 replays

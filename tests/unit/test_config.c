@@ -53,8 +53,24 @@ int main(void)
     CHECK(cfg.summary_file == NULL && cfg.log_level == AG_LOG_WARN);
     CHECK(cfg.warmup == 2 && cfg.min_ops == 4 && cfg.chunk_first == 8 && cfg.chunk_max == 256);
     CHECK(cfg.max_variants == 4 && cfg.period_min == 32 && cfg.explain == 0);
-    CHECK(cfg.light_after == 3);
+    CHECK(cfg.light_after == 3 && cfg.launch_thread == AG_LAUNCH_THREAD_AUTO);
     CHECK(err[0] == '\0');
+
+    /* AUTOGRAPH_LAUNCH_THREAD: auto (the default), or a boolean */
+    set_env("AUTOGRAPH_LAUNCH_THREAD", "on", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_ON && err[0] == '\0');
+    set_env("AUTOGRAPH_LAUNCH_THREAD", "0", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_OFF && err[0] == '\0');
+    set_env("AUTOGRAPH_LAUNCH_THREAD", "AUTO", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_AUTO && err[0] == '\0');
+    set_env("AUTOGRAPH_LAUNCH_THREAD", "2", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_AUTO);
+    CHECK(strstr(err, "AUTOGRAPH_LAUNCH_THREAD=\"2\" is not valid (accepted: 0, off, no, "
+                      "false, 1, on, yes, true, auto); using \"auto\"\n") != NULL);
 
     set_env("AUTOGRAPH_SUMMARY", "YES", "AUTOGRAPH_LOG", "debug");
     parse(&cfg, no_env, err, sizeof err);

@@ -10,10 +10,12 @@
  * this test without the CUDA include path (unit.mk), which proves they need none.
  */
 #include "check.h"
+#include "config.h"            /* enum ag_launch_thread */
 #include "engine.h"
 #include "engine_internal.h"   /* ag_eng: switches and counters of the skim test */
 #include "entry_points.h"      /* AG_EP_ ids of flush points */
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1181,6 +1183,38 @@ static void test_held_past_launch(void)
     ag_eng.be = was;
 }
 
+static void *second_submitter(void *arg)
+{
+    (void)arg;
+    (void)ag_thread_id();            /* as a thread's first offer does */
+    return NULL;
+}
+
+/* AUTOGRAPH_LAUNCH_THREAD=auto (the default): the launcher while only one thread of
+ * the program has offered work; once another has, the chunks are launched by the
+ * program's threads, in plans not alike (build_tune.c).  The thread count is put back
+ * after, for the tests that follow. */
+static void test_launcher_auto(void)
+{
+    pthread_t second;
+    unsigned seen;
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_AUTO;
+    launcher_windows(1, -1);
+    seen = ag_threads_seen();
+    CHECK(seen == 1 && ag_launcher_available());
+    CHECK(ag_eng.s.launches_threaded == 80 && ag_eng.s.launches_taken_back == 0);
+    CHECK(pthread_create(&second, NULL, second_submitter, NULL) == 0 &&
+          pthread_join(second, NULL) == 0);
+    CHECK(ag_threads_seen() == 2 && !ag_launcher_available());
+    launcher_windows(1, -1);
+    CHECK(ag_eng.s.launches_threaded == 0 && ag_eng.s.launches_taken_back == 0);
+    CHECK(ag_eng.s.replays > 0 && ag_eng.s.chunk_launches > 0);
+    CHECK(ag_eng.s.chunk_launches < 80);   /* not alike: fewer, longer chunks */
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_ON;   /* forced on, several threads or not */
+    CHECK(ag_launcher_available());
+    __atomic_store_n(&ag_sh.next_thread_id, seen, __ATOMIC_RELAXED);
+}
+
 static void test_launcher(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -1207,6 +1241,7 @@ static void test_launcher(void)
     test_event_destroys(&fake_events_threaded, 4);   /* paced, alike: 4 + 5, cut from
                                                      * the first op */
     test_held_past_launch();
+    test_launcher_auto();
 
     ag_eng.p.launch_thread = 0;
     ag_eng.p.chunk_slow_ns = slow_ns;

@@ -101,6 +101,9 @@
  *                   (add_one on a, scale on b in turn), the program busy for EVERY
  *                   microseconds (default 1; 0: not at all) before each, then
  *                   cuStreamSynchronize(s): a program slower than its GPU work.
+ *   slow-helper     the same, after a second thread has launched add_one onto c on s
+ *                   and synchronized it (as PyTorch's autograd thread launches the
+ *                   backward pass): two threads have offered work.
  *
  * stdout: the sums of a, b and c at the end, add_one's shared memory limit (attr
  * modes) and "engine_cases: mode=M iterations=N launches=L".  Exit status 0, 1 on an
@@ -282,6 +285,26 @@ static void run_threads(void)
         add(&a, s);
         neg(&b, s);
         CK(cuStreamSynchronize(s));
+    }
+    pthread_join(t, NULL);
+}
+
+/* slow-helper's second thread: one launch onto c on s, synchronized, in its context. */
+static void *helper_thread(void *arg)
+{
+    (void)arg;
+    CK(cuCtxSetCurrent(ctx));
+    add(&c, s);
+    CK(cuStreamSynchronize(s));
+    return NULL;
+}
+
+static void run_helper_once(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, helper_thread, NULL) != 0) {
+        fprintf(stderr, "engine_cases: pthread_create failed\n");
+        exit(1);
     }
     pthread_join(t, NULL);
 }
@@ -512,7 +535,8 @@ int main(int argc, char **argv)
     CUmodule mod;
     const char *mode = argc > 1 ? argv[1] : "";
     int every = argc > 3 ? atoi(argv[3]) : 1, host[PROG_N];
-    int slow = !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
+    int helper = !strcmp(mode, "slow-helper");
+    int slow = helper || !strcmp(mode, "slow"), unload = !strcmp(mode, "unload");
     int unload_patched = !strcmp(mode, "unload-patched");
     int dead = !strcmp(mode, "event-dead"), churn = dead || !strcmp(mode, "event-churn");
     int lower = !strcmp(mode, "smem-lower") || !strcmp(mode, "smem-lower-kernel");
@@ -530,7 +554,8 @@ int main(int argc, char **argv)
          !toggle && !mid && !ex_attrs && strcmp(mode, "threads")) ||
         iters <= 0 || every < (slow || unload || toggle || mid || ex_attrs ? 0 : 1)) {
         fprintf(stderr, "usage: engine_cases attr-same|attr-smem|attr-policy|threads|"
-                        "legacy-nonblocking|legacy-blocking|legacy-implicit|fork-join|slow|unload|unload-patched|event-churn|"
+                        "legacy-nonblocking|legacy-blocking|legacy-implicit|fork-join|slow|slow-helper|unload|"
+                        "unload-patched|event-churn|"
                         "event-dead|event-mid|event-twice|smem-lower|smem-lower-kernel|smem-toggle|ex-attrs "
                         "ITER "
                         "[EVERY [kernel]]\n");
@@ -580,6 +605,8 @@ int main(int argc, char **argv)
         for (int it = 0; it < iters; it++)
             fork_join_iteration();
     } else if (slow) {
+        if (helper)
+            run_helper_once();
         for (int it = 0; it < iters; it++)
             alternate_on_s(40, every);
     } else if (churn) {
