@@ -126,12 +126,12 @@ rl_futile_then_idle() {
     rl_pair staged-burst env AUTOGRAPH_STAGE_MB=1 AUTOGRAPH_GUARD_MS=0 \
         "$AG_BIN/staged_static" --mode burst || return 1
     # where the full ring cuts the run into windows depends on how far the GPU lags
-    # (83.5% and 56.1% graphed on the H100 in two runs, 45.1% on an H200 beside five
-    # other suites): the point here is the bytes, staged in every graphed iteration
-    # (of 2000) and refused when the ring is full
+    # (its share over the GPU suite's runs is in docs/benchmarks.md): the point here is
+    # the bytes, staged in every graphed iteration (of 2000) and refused when the ring
+    # is full, and that graphing goes on after each refusal
     [ "$(ag_sum staged_in "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 500 ]
     [ "$(ag_sum staging_refused "$BATS_TEST_TMPDIR"/b.sum.*)" -gt 0 ]
-    rl_share_at_least 40
+    rl_share_at_least 20
 }
 
 @test "realistic: pageable uploads and a scalar read into a stack variable each iteration: same result, staged both ways, graphed" {
