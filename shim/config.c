@@ -61,6 +61,7 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_LIGHT_AFTER", 3,  0, 1 << 20, offsetof(struct ag_config, light_after) },
     { "AUTOGRAPH_SKIM_AFTER", 8,   0, 1 << 20, offsetof(struct ag_config, skim_after) },
     { "AUTOGRAPH_LAUNCH_SPIN_US", 1000, 0, 100000, offsetof(struct ag_config, launch_spin_us) },
+    { "AUTOGRAPH_LAUNCH_POLL_US", 0, 0, 1000, offsetof(struct ag_config, launch_poll_us) },
     { "AUTOGRAPH_MAX_GRAPHS", 256, 0, 1 << 20, offsetof(struct ag_config, max_graphs) },
     { "AUTOGRAPH_MAX_GRAPH_MB", 1024, 0, 1 << 20, offsetof(struct ag_config, max_graph_mb) },
     { "AUTOGRAPH_STAGE_MB",   16,  0, 4096,    offsetof(struct ag_config, stage_mb) },

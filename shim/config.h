@@ -46,6 +46,7 @@ struct ag_config {
     int destroy_flush;              /* AUTOGRAPH_DESTROY_FLUSH: an event's destroy ends the window */
     enum ag_launch_thread launch_thread;  /* AUTOGRAPH_LAUNCH_THREAD: chunks launched by the shim's thread */
     int launch_spin_us;             /* AUTOGRAPH_LAUNCH_SPIN_US: the launcher waits awake */
+    int launch_poll_us;             /* AUTOGRAPH_LAUNCH_POLL_US: ... in naps this long (0: spinning) */
     int guard_ms;                   /* AUTOGRAPH_GUARD_MS: replays before the speed guard's
                                      * first trial (0: no guard) */
     int max_graphs, max_graph_mb;   /* AUTOGRAPH_MAX_GRAPHS, _MAX_GRAPH_MB: cache bounds (0: none) */

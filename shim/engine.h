@@ -59,6 +59,7 @@ struct ag_engine_params {
     int launch_thread;   /* chunks are launched by the engine's own thread: an enum
                           * ag_launch_thread (config.h; replay_launcher.c) */
     int launch_spin_ns;  /* after a launch it waits awake this long for the next */
+    int launch_poll_ns;  /* ... looking after naps this long (0: spinning) */
 };
 
 /* Starts the engine (once).  Until then every call passes through. */

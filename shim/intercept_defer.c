@@ -61,6 +61,7 @@ static void decide_engine(void)
         .max_graph_mb = cfg->max_graph_mb, .dump_dir = cfg->debug_dump,
         .destroy_flush = cfg->destroy_flush, .launch_thread = cfg->launch_thread,
         .launch_spin_ns = cfg->launch_spin_us * 1000,
+        .launch_poll_ns = cfg->launch_poll_us * 1000,
     };
     if (cfg->mode != AG_MODE_ON) {
         __atomic_store_n(&engine_state, -1, __ATOMIC_RELEASE);

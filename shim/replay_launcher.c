@@ -55,7 +55,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { IDLE = AG_LAUNCH_IDLE, QUEUED = AG_LAUNCH_QUEUED, RUNNING = AG_LAUNCH_RUNNING,
@@ -123,20 +125,38 @@ static void fire_on_launcher(struct ag_launch *job)
     ag_chunk_fire(job);
 }
 
+/* Waiting awake in naps of AUTOGRAPH_LAUNCH_POLL_US: a look at the state after each,
+ * which keeps no CPU busy (a busy one may slow the program's own, as a sibling of its
+ * core or by the power they share), while the program's thread, seeing the launcher
+ * awake, still makes no wake-up call.  The thread's timer slack is cut to a
+ * microsecond (launcher_main) so that a nap is about as long as asked. */
+static void wait_napping(double until)
+{
+    struct timespec nap = { 0, ag_eng.p.launch_poll_ns };
+    while (load() != QUEUED && ag_now_us() < until)
+        nanosleep(&nap, NULL);
+}
+
 /* After a launch, the launcher waits awake up to AUTOGRAPH_LAUNCH_SPIN_US for the
  * next one, as CUDA's own synchronize spins while there are more CPUs than contexts:
  * a sleeping thread takes tens of microseconds to wake, often longer than the
  * program takes to reach its next call, which then takes the launch back, and the
- * program's thread pays the wake-up call.  Only when the process may run on
+ * program's thread pays the wake-up call.  Spinning only when the process may run on
  * SPIN_MIN_CPUS CPUs or more (a Python program's own thread, PyTorch's autograd
  * thread, the launcher and one to spare); it yields now and then, should its CPU be
- * wanted. */
+ * wanted.  With AUTOGRAPH_LAUNCH_POLL_US it naps instead, whatever the CPUs. */
 static void wait_awake(void)
 {
     double until;
-    if (ag_eng.p.launch_spin_ns <= 0 || !ag_eng.launcher.may_spin)
+    if (ag_eng.p.launch_spin_ns <= 0)
         return;
     until = ag_now_us() + ag_eng.p.launch_spin_ns / 1e3;
+    if (ag_eng.p.launch_poll_ns > 0) {
+        wait_napping(until);
+        return;
+    }
+    if (!ag_eng.launcher.may_spin)
+        return;
     for (unsigned k = 1; load() != QUEUED; k++) {
         if (k % 256 == 0) {
             if (ag_now_us() >= until)
@@ -150,6 +170,8 @@ static void wait_awake(void)
 static void *launcher_main(void *engine)
 {
     ag_thread_hot.eng = engine;      /* this thread's engine for good */
+    if (ag_eng.p.launch_poll_ns > 0)
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);   /* naps as long as asked */
     for (;;) {
         int expected;
         if (cas(QUEUED, RUNNING, &expected)) {

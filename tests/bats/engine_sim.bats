@@ -587,6 +587,11 @@ slow_chunks() {
     cases slow 30 5
     want templates_paced -eq 0
     want launches_threaded -eq 0
+    # the launcher naps between its looks instead of spinning: the same launches
+    CASES_ENV=(AUTOGRAPH_LAUNCH_POLL_US=20)
+    cases slow 30 5
+    want replays -ge 20
+    [ $(( ${S[launches_threaded]} + ${S[launches_taken_back]} )) -eq "${S[chunk_launches]}" ]
     # the 5th graph launch fails (on the launcher, or taken back): its ops go out eagerly
     CASES_ENV=(AUTOGRAPH_INJECT_FAULTS=cuGraphLaunch:5)
     cases slow 30 5

@@ -54,6 +54,7 @@ int main(void)
     CHECK(cfg.warmup == 2 && cfg.min_ops == 4 && cfg.chunk_first == 8 && cfg.chunk_max == 256);
     CHECK(cfg.max_variants == 4 && cfg.period_min == 32 && cfg.explain == 0);
     CHECK(cfg.light_after == 3 && cfg.launch_thread == AG_LAUNCH_THREAD_AUTO);
+    CHECK(cfg.launch_spin_us == 1000 && cfg.launch_poll_us == 0);
     CHECK(err[0] == '\0');
 
     /* AUTOGRAPH_LAUNCH_THREAD: auto (the default), or a boolean */
@@ -63,9 +64,10 @@ int main(void)
     set_env("AUTOGRAPH_LAUNCH_THREAD", "0", NULL, NULL);
     parse(&cfg, no_env, err, sizeof err);
     CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_OFF && err[0] == '\0');
-    set_env("AUTOGRAPH_LAUNCH_THREAD", "AUTO", NULL, NULL);
+    set_env("AUTOGRAPH_LAUNCH_THREAD", "AUTO", "AUTOGRAPH_LAUNCH_POLL_US", "20");
     parse(&cfg, no_env, err, sizeof err);
-    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_AUTO && err[0] == '\0');
+    CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_AUTO && cfg.launch_poll_us == 20);
+    CHECK(err[0] == '\0');
     set_env("AUTOGRAPH_LAUNCH_THREAD", "2", NULL, NULL);
     parse(&cfg, no_env, err, sizeof err);
     CHECK(cfg.launch_thread == AG_LAUNCH_THREAD_AUTO);

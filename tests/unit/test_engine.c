@@ -1215,6 +1215,22 @@ static void test_launcher_auto(void)
     __atomic_store_n(&ag_sh.next_thread_id, seen, __ATOMIC_RELAXED);
 }
 
+/* AUTOGRAPH_LAUNCH_POLL_US: between launches the launcher naps and looks, with any
+ * number of CPUs; the program's thread hands off without a wake-up call, and every
+ * launch is made, by the launcher or taken back, in order. */
+static void test_launcher_napping(void)
+{
+    int spin = ag_eng.p.launch_spin_ns;
+    ag_eng.p.launch_spin_ns = 50 * 1000 * 1000;
+    ag_eng.p.launch_poll_ns = 20 * 1000;
+    launcher_windows(1, -1);
+    CHECK(ag_eng.s.launches_threaded == 80 && ag_eng.s.launches_taken_back == 0);
+    launcher_windows(0, -1);
+    CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 80);
+    ag_eng.p.launch_poll_ns = 0;
+    ag_eng.p.launch_spin_ns = spin;
+}
+
 static void test_launcher(void)
 {
     const struct ag_backend *was = ag_eng.be;
@@ -1241,6 +1257,7 @@ static void test_launcher(void)
     test_event_destroys(&fake_events_threaded, 4);   /* paced, alike: 4 + 5, cut from
                                                      * the first op */
     test_held_past_launch();
+    test_launcher_napping();
     test_launcher_auto();
 
     ag_eng.p.launch_thread = 0;
