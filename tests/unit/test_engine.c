@@ -1215,18 +1215,28 @@ static void test_launcher_auto(void)
     __atomic_store_n(&ag_sh.next_thread_id, seen, __ATOMIC_RELAXED);
 }
 
+/* The launcher sleeps (futex): it reads no switch until its next launch, whose
+ * hand-off orders the test thread's writes before its reads. */
+static int launcher_awake(void)
+{
+    return !__atomic_load_n(&ag_eng.launcher.sleeping, __ATOMIC_SEQ_CST);
+}
+
 /* AUTOGRAPH_LAUNCH_POLL_US: between launches the launcher naps and looks, with any
  * number of CPUs; the program's thread hands off without a wake-up call, and every
- * launch is made, by the launcher or taken back, in order. */
+ * launch is made, by the launcher or taken back, in order.  The switches change only
+ * while the launcher sleeps. */
 static void test_launcher_napping(void)
 {
     int spin = ag_eng.p.launch_spin_ns;
-    ag_eng.p.launch_spin_ns = 50 * 1000 * 1000;
+    CHECK(yield_while(launcher_awake, 10000000));
+    ag_eng.p.launch_spin_ns = 5 * 1000 * 1000;
     ag_eng.p.launch_poll_ns = 20 * 1000;
     launcher_windows(1, -1);
     CHECK(ag_eng.s.launches_threaded == 80 && ag_eng.s.launches_taken_back == 0);
     launcher_windows(0, -1);
     CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 80);
+    CHECK(yield_while(launcher_awake, 10000000));   /* its naps over, it sleeps */
     ag_eng.p.launch_poll_ns = 0;
     ag_eng.p.launch_spin_ns = spin;
 }
