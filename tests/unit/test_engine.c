@@ -1246,7 +1246,7 @@ static void test_launcher(void)
     const struct ag_backend *was = ag_eng.be;
     int slow_ns = ag_eng.p.chunk_slow_ns;
     ag_eng.be = &fake_threaded;
-    ag_eng.p.launch_thread = 1;
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_ON;
     launcher_windows(1, -1);         /* windows of a fast program keep their launches */
     CHECK(ag_eng.s.launches_threaded == 0 && ag_eng.s.launches_taken_back == 0);
     ag_eng.p.chunk_slow_ns = 1;      /* every window is of a slow program: paced */
@@ -1270,7 +1270,7 @@ static void test_launcher(void)
     test_launcher_napping();
     test_launcher_auto();
 
-    ag_eng.p.launch_thread = 0;
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_OFF;
     ag_eng.p.chunk_slow_ns = slow_ns;
     ag_eng.be = was;
 }
@@ -1465,7 +1465,7 @@ static void test_collective_paced(void)
     int slow_ns = ag_eng.p.chunk_slow_ns;
     static const int ends[] = { 4, 6, 10 };
     ag_eng.be = &fake_peers_threaded;
-    ag_eng.p.launch_thread = 1;
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_ON;
     ag_eng.p.chunk_slow_ns = 1;
     reset();
     late_collectives = 0;
@@ -1483,7 +1483,7 @@ static void test_collective_paced(void)
     CHECK(chunks_end_at(template_of(10), ends, 3, 6));   /* the plan's 4 + 6, the 6 cut
                                                           * after the collective */
     CHECK(ag_eng.s.launches_threaded + ag_eng.s.launches_taken_back == 6 * 2);
-    ag_eng.p.launch_thread = 0;
+    ag_eng.p.launch_thread = AG_LAUNCH_THREAD_OFF;
     ag_eng.p.chunk_slow_ns = slow_ns;
     ag_eng.be = was;
 }

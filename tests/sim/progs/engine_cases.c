@@ -264,14 +264,22 @@ static void *second_thread(void *arg)
     return NULL;
 }
 
+/* A thread running fn; exits the program when it cannot be made. */
+static pthread_t start_thread(void *(*fn)(void *))
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, fn, NULL) != 0) {
+        fprintf(stderr, "engine_cases: pthread_create failed\n");
+        exit(1);
+    }
+    return t;
+}
+
 static void run_threads(void)
 {
     pthread_t t;
     turn = 1;
-    if (pthread_create(&t, NULL, second_thread, NULL) != 0) {
-        fprintf(stderr, "engine_cases: pthread_create failed\n");
-        exit(1);
-    }
+    t = start_thread(second_thread);
     for (int it = 0; it < iters; it++) {
         wait_turn(0);
         add(&a, s);
@@ -297,16 +305,6 @@ static void *helper_thread(void *arg)
     add(&c, s);
     CK(cuStreamSynchronize(s));
     return NULL;
-}
-
-static void run_helper_once(void)
-{
-    pthread_t t;
-    if (pthread_create(&t, NULL, helper_thread, NULL) != 0) {
-        fprintf(stderr, "engine_cases: pthread_create failed\n");
-        exit(1);
-    }
-    pthread_join(t, NULL);
 }
 
 /* `count` launches on s, add_one on a and scale on b in turn, the program busy for
@@ -606,7 +604,7 @@ int main(int argc, char **argv)
             fork_join_iteration();
     } else if (slow) {
         if (helper)
-            run_helper_once();
+            pthread_join(start_thread(helper_thread), NULL);
         for (int it = 0; it < iters; it++)
             alternate_on_s(40, every);
     } else if (churn) {
