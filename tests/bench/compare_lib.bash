@@ -281,6 +281,23 @@ time_sides() {
     ratio_alt=$(ratio_of "$m_off" "$m_alt")
 }
 
+# need_workloads: exits 1, saying so, when --only left no workload in names
+need_workloads() {
+    [ ${#names[@]} -gt 0 ] && return 0
+    say "no workloads to run (--only $only)"
+    exit 1
+}
+
+# measure_workload I "TIMING WORDS": workload I of names and cmds, checked for the same
+# output on every side (check_same), then timed (time_sides, which sets its results)
+measure_workload() {
+    local cmd
+    # shellcheck disable=SC2206
+    cmd=(${cmds[$1]})
+    check_same "${names[$1]}" "${cmd[@]}"
+    time_sides "${names[$1]}" "$2" "${cmd[@]}"
+}
+
 # The table's two columns for the alt side (nothing without --alt): alt_head (the
 # header's cells), alt_sep (their separator), alt_row (a workload's: m_alt, ratio_alt),
 # each ending in "|" to follow a cell's "|"

@@ -95,19 +95,12 @@ if pysrc=$(find_src torch_decode.py 2>/dev/null); then
 else
     say "torch_decode.py not found: torch workloads skipped"
 fi
-if [ ${#names[@]} -eq 0 ]; then
-    say "no workloads to run (--only $only)"
-    exit 1
-fi
-
+need_workloads
 rows=()
 for i in "${!names[@]}"; do
     name=${names[$i]}
     t_wl=$(date +%s)
-    # shellcheck disable=SC2206
-    cmd=(${cmds[$i]})
-    check_same "$name" "${cmd[@]}"
-    time_sides "$name" "${tcmds[$i]}" "${cmd[@]}"
+    measure_workload "$i" "${tcmds[$i]}"
     sm=$out/$name.summary
     say "$name: $(($(date +%s) - t_wl)) s"
     wl=${cmds[$i]##*/}

@@ -97,18 +97,11 @@ if jsrc=$(find_src jax_train_loop.py 2>/dev/null) && "$PYTHON" -c 'import jax' 2
 else
     say "jax_train_loop.py or jax not found: jax_train and jax_eager skipped"
 fi
-if [ ${#names[@]} -eq 0 ]; then
-    say "no workloads to run (--only $only)"
-    exit 1
-fi
-
+need_workloads
 rows=()
 for i in "${!names[@]}"; do
     name=${names[$i]}
-    # shellcheck disable=SC2206
-    cmd=(${cmds[$i]})
-    check_same "$name" "${cmd[@]}"
-    time_sides "$name" "" "${cmd[@]}"
+    measure_workload "$i" ""
     label=${cmds[$i]##*/}           # the program and its arguments, after env's settings
     [[ ${cmds[$i]} != env\ * ]] ||
         label="$(awk '{ for (k = 2; k <= NF && $k ~ /=/; k++) printf "%s ", $k }' <<< "${cmds[$i]}")$label"
