@@ -193,72 +193,94 @@ static void context_lines(FILE *out, const char *prefix)
     }
 }
 
+/* The summary's lines, in the order they print: a name and the ag_stats field it
+ * shows.  Three runs of them, with the graphed share, the flush and skip reasons, the
+ * speed guard's lines and the contexts between and after. */
+enum line_kind { LINE_COUNT, LINE_BYTES, LINE_MICROS };
+struct summary_line {
+    const char *name;
+    size_t offset;
+    enum line_kind kind;
+};
+#define COUNT(name, field)  { name, offsetof(struct ag_stats, field), LINE_COUNT }
+#define MICROS(name, field) { name, offsetof(struct ag_stats, field), LINE_MICROS }
+
+static const struct summary_line before_share[] = {
+    COUNT("windows", windows), COUNT("templates", templates),
+    COUNT("build_failures", build_failures), COUNT("templates_paced", paced),
+    COUNT("tune_rebuilds", tune_rebuilds), COUNT("plans_tuned", tuned),
+    COUNT("collective_cuts", collective_cuts), COUNT("host_func_cuts", host_func_cuts),
+    COUNT("variants", variants), COUNT("replays", replays),
+    COUNT("chunk_launches", chunk_launches), COUNT("launches_graphed", launches_graphed),
+    COUNT("launches_eager", launches_eager), COUNT("launches_held_fast", held_fast),
+    COUNT("launches_held_runtime", held_runtime),
+    COUNT("events_held_fast", held_fast_events),
+};
+
+static const struct summary_line after_share[] = {
+    COUNT("patches", patches), COUNT("mismatches", mismatches),
+    COUNT("period_cuts", period_cuts), COUNT("retired", retired),
+    COUNT("backoffs", backoffs), COUNT("subperiods", subperiods),
+    COUNT("superseded", superseded), COUNT("rematches", rematches),
+    COUNT("queries_passed", queries_passed), COUNT("queries_deferred", queries_deferred),
+    COUNT("evicted", evicted), COUNT("events_parked", events_parked),
+    COUNT("events_repointed", events_repointed),
+    COUNT("destroys_in_window", destroys_in_window),
+    COUNT("destroys_held", destroys_held), COUNT("launches_threaded", launches_threaded),
+    COUNT("launches_taken_back", launches_taken_back),
+    { "graph_bytes_peak", offsetof(struct ag_stats, graph_bytes_peak), LINE_BYTES },
+    COUNT("kept_freed_memory", freed_kept), COUNT("unrecorded_calls", unrecorded),
+    COUNT("late_issue_failures", issue_failures), COUNT("light_windows", light_windows),
+    COUNT("light_ops", light_ops), COUNT("skimmed_windows", skimmed_windows),
+    COUNT("skimmed_ops", skimmed_ops), COUNT("futile_shapes", futile_shapes),
+    COUNT("futile_windows", futile_windows),
+};
+
+static const struct summary_line after_reasons[] = {
+    MICROS("build_us", build_us), MICROS("instantiate_us", instantiate_us),
+    MICROS("patch_us", patch_us), MICROS("chunk_launch_us", chunk_launch_us),
+    MICROS("launch_wait_us", launch_wait_us), COUNT("cross_context_ops", cross_context),
+};
+
+static void print_lines(FILE *out, const char *prefix, const struct ag_stats *s,
+                        const struct summary_line *lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *field = (const char *)s + lines[i].offset;
+        switch (lines[i].kind) {
+        case LINE_COUNT:
+            fprintf(out, "%s%s %lu\n", prefix, lines[i].name, *(const unsigned long *)field);
+            break;
+        case LINE_BYTES:
+            fprintf(out, "%s%s %zu\n", prefix, lines[i].name, *(const size_t *)field);
+            break;
+        case LINE_MICROS:
+            fprintf(out, "%s%s %.0f\n", prefix, lines[i].name, *(const double *)field);
+            break;
+        }
+    }
+}
+#define PRINT_LINES(out, prefix, s, lines) \
+    print_lines(out, prefix, s, lines, sizeof lines / sizeof lines[0])
+
 void ag_engine_summary(FILE *out, const char *prefix)
 {
-    struct ag_stats total_stats;
-    const struct ag_stats *s = &total_stats;
+    struct ag_stats s;
     unsigned long launches_paused = ag_speed_launches_paused();
     int contexts;
 
-    stats_total(&total_stats, &contexts);
-
-    fprintf(out, "%swindows %lu\n", prefix, s->windows);
-    fprintf(out, "%stemplates %lu\n", prefix, s->templates);
-    fprintf(out, "%sbuild_failures %lu\n", prefix, s->build_failures);
-    fprintf(out, "%stemplates_paced %lu\n", prefix, s->paced);
-    fprintf(out, "%stune_rebuilds %lu\n", prefix, s->tune_rebuilds);
-    fprintf(out, "%splans_tuned %lu\n", prefix, s->tuned);
-    fprintf(out, "%scollective_cuts %lu\n", prefix, s->collective_cuts);
-    fprintf(out, "%shost_func_cuts %lu\n", prefix, s->host_func_cuts);
-    fprintf(out, "%svariants %lu\n", prefix, s->variants);
-    fprintf(out, "%sreplays %lu\n", prefix, s->replays);
-    fprintf(out, "%schunk_launches %lu\n", prefix, s->chunk_launches);
-    fprintf(out, "%slaunches_graphed %lu\n", prefix, s->launches_graphed);
-    fprintf(out, "%slaunches_eager %lu\n", prefix, s->launches_eager);
-    fprintf(out, "%slaunches_held_fast %lu\n", prefix, s->held_fast);
-    fprintf(out, "%slaunches_held_runtime %lu\n", prefix, s->held_runtime);
-    fprintf(out, "%sevents_held_fast %lu\n", prefix, s->held_fast_events);
-    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(s, launches_paused));
-    fprintf(out, "%spatches %lu\n", prefix, s->patches);
-    fprintf(out, "%smismatches %lu\n", prefix, s->mismatches);
-    fprintf(out, "%speriod_cuts %lu\n", prefix, s->period_cuts);
-    fprintf(out, "%sretired %lu\n", prefix, s->retired);
-    fprintf(out, "%sbackoffs %lu\n", prefix, s->backoffs);
-    fprintf(out, "%ssubperiods %lu\n", prefix, s->subperiods);
-    fprintf(out, "%ssuperseded %lu\n", prefix, s->superseded);
-    fprintf(out, "%srematches %lu\n", prefix, s->rematches);
-    fprintf(out, "%squeries_passed %lu\n", prefix, s->queries_passed);
-    fprintf(out, "%squeries_deferred %lu\n", prefix, s->queries_deferred);
-    fprintf(out, "%sevicted %lu\n", prefix, s->evicted);
-    fprintf(out, "%sevents_parked %lu\n", prefix, s->events_parked);
-    fprintf(out, "%sevents_repointed %lu\n", prefix, s->events_repointed);
-    fprintf(out, "%sdestroys_in_window %lu\n", prefix, s->destroys_in_window);
-    fprintf(out, "%sdestroys_held %lu\n", prefix, s->destroys_held);
-    fprintf(out, "%slaunches_threaded %lu\n", prefix, s->launches_threaded);
-    fprintf(out, "%slaunches_taken_back %lu\n", prefix, s->launches_taken_back);
-    fprintf(out, "%sgraph_bytes_peak %zu\n", prefix, s->graph_bytes_peak);
-    fprintf(out, "%skept_freed_memory %lu\n", prefix, s->freed_kept);
-    fprintf(out, "%sunrecorded_calls %lu\n", prefix, s->unrecorded);
-    fprintf(out, "%slate_issue_failures %lu\n", prefix, s->issue_failures);
-    fprintf(out, "%slight_windows %lu\n", prefix, s->light_windows);
-    fprintf(out, "%slight_ops %lu\n", prefix, s->light_ops);
-    fprintf(out, "%sskimmed_windows %lu\n", prefix, s->skimmed_windows);
-    fprintf(out, "%sskimmed_ops %lu\n", prefix, s->skimmed_ops);
-    fprintf(out, "%sfutile_shapes %lu\n", prefix, s->futile_shapes);
-    fprintf(out, "%sfutile_windows %lu\n", prefix, s->futile_windows);
+    stats_total(&s, &contexts);
+    PRINT_LINES(out, prefix, &s, before_share);
+    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(&s, launches_paused));
+    PRINT_LINES(out, prefix, &s, after_share);
     for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
-        if (s->flush[r])
+        if (s.flush[r])
             fprintf(out, "%sflush %s %lu\n", prefix,
-                    ag_flush_reason_name((enum ag_flush_reason)r), s->flush[r]);
+                    ag_flush_reason_name((enum ag_flush_reason)r), s.flush[r]);
     for (int k = 1; k < AG_SKIP_COUNT; k++)
-        if (s->skip[k])
-            fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s->skip[k]);
-    fprintf(out, "%sbuild_us %.0f\n", prefix, s->build_us);
-    fprintf(out, "%sinstantiate_us %.0f\n", prefix, s->instantiate_us);
-    fprintf(out, "%spatch_us %.0f\n", prefix, s->patch_us);
-    fprintf(out, "%schunk_launch_us %.0f\n", prefix, s->chunk_launch_us);
-    fprintf(out, "%slaunch_wait_us %.0f\n", prefix, s->launch_wait_us);
-    fprintf(out, "%scross_context_ops %lu\n", prefix, s->cross_context);
+        if (s.skip[k])
+            fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s.skip[k]);
+    PRINT_LINES(out, prefix, &s, after_reasons);
     ag_speed_summary(out, prefix, launches_paused);
     fprintf(out, "%scontexts %d\n", prefix, contexts);
     context_lines(out, prefix);

@@ -172,7 +172,9 @@ options() {
 @test "docs: every field the exit summary prints is in docs/summary.md" {
     local f name n=0
     for f in shim/*.c; do
-        for name in $(grep -ohE '"%s[a-z_]+ ' "$f" | sed -E 's/^"%s//; s/ $//'); do
+        # printed with a format ("%sname ...") or from report_stats.c's tables
+        for name in $(grep -ohE '"%s[a-z_]+ |(COUNT|MICROS)\("[a-z_]+"|\{ "[a-z_]+", offsetof' "$f" |
+                      sed -E 's/^"%s//; s/ $//; s/^[A-Z]+\("//; s/^\{ "//; s/",? ?(offsetof)?$//; s/"$//'); do
             n=$((n + 1))
             grep -qE "(^|[^a-z_])$name([^a-z_]|\$)" docs/summary.md || { echo "docs/summary.md lacks $name ($f)"; return 1; }
         done
