@@ -193,75 +193,63 @@ static void context_lines(FILE *out, const char *prefix)
     }
 }
 
-/* The summary's lines, in the order they print: a name and the ag_stats field it
- * shows.  Three runs of them, with the graphed share, the flush and skip reasons, the
- * speed guard's lines and the contexts between and after. */
-enum line_kind { LINE_COUNT, LINE_BYTES, LINE_MICROS };
+/* The summary's engine lines (summary_lines.def): a name and the ag_stats field it
+ * shows, or the graphed share, or the flush and skip reasons' lines. */
+enum line_kind { LINE_COUNT, LINE_BYTES, LINE_MICROS, LINE_SHARE, LINE_REASONS };
 struct summary_line {
     const char *name;
     size_t offset;
     enum line_kind kind;
 };
-#define COUNT(name, field)  { name, offsetof(struct ag_stats, field), LINE_COUNT }
-#define MICROS(name, field) { name, offsetof(struct ag_stats, field), LINE_MICROS }
 
-static const struct summary_line before_share[] = {
-    COUNT("windows", windows), COUNT("templates", templates),
-    COUNT("build_failures", build_failures), COUNT("templates_paced", paced),
-    COUNT("tune_rebuilds", tune_rebuilds), COUNT("plans_tuned", tuned),
-    COUNT("collective_cuts", collective_cuts), COUNT("host_func_cuts", host_func_cuts),
-    COUNT("variants", variants), COUNT("replays", replays),
-    COUNT("chunk_launches", chunk_launches), COUNT("launches_graphed", launches_graphed),
-    COUNT("launches_eager", launches_eager), COUNT("launches_held_fast", held_fast),
-    COUNT("launches_held_runtime", held_runtime),
-    COUNT("events_held_fast", held_fast_events),
+static const struct summary_line summary_lines[] = {
+#define AG_COUNT(name, field)  { #name, offsetof(struct ag_stats, field), LINE_COUNT },
+#define AG_BYTES(name, field)  { #name, offsetof(struct ag_stats, field), LINE_BYTES },
+#define AG_MICROS(name, field) { #name, offsetof(struct ag_stats, field), LINE_MICROS },
+#define AG_SHARE(name)         { #name, 0, LINE_SHARE },
+#define AG_REASONS(name)       { #name, 0, LINE_REASONS },
+#include "summary_lines.def"
+#undef AG_COUNT
+#undef AG_BYTES
+#undef AG_MICROS
+#undef AG_SHARE
+#undef AG_REASONS
 };
 
-static const struct summary_line after_share[] = {
-    COUNT("patches", patches), COUNT("mismatches", mismatches),
-    COUNT("period_cuts", period_cuts), COUNT("retired", retired),
-    COUNT("backoffs", backoffs), COUNT("subperiods", subperiods),
-    COUNT("superseded", superseded), COUNT("rematches", rematches),
-    COUNT("queries_passed", queries_passed), COUNT("queries_deferred", queries_deferred),
-    COUNT("evicted", evicted), COUNT("events_parked", events_parked),
-    COUNT("events_repointed", events_repointed),
-    COUNT("destroys_in_window", destroys_in_window),
-    COUNT("destroys_held", destroys_held), COUNT("launches_threaded", launches_threaded),
-    COUNT("launches_taken_back", launches_taken_back),
-    { "graph_bytes_peak", offsetof(struct ag_stats, graph_bytes_peak), LINE_BYTES },
-    COUNT("kept_freed_memory", freed_kept), COUNT("unrecorded_calls", unrecorded),
-    COUNT("late_issue_failures", issue_failures), COUNT("light_windows", light_windows),
-    COUNT("light_ops", light_ops), COUNT("skimmed_windows", skimmed_windows),
-    COUNT("skimmed_ops", skimmed_ops), COUNT("futile_shapes", futile_shapes),
-    COUNT("futile_windows", futile_windows),
-};
-
-static const struct summary_line after_reasons[] = {
-    MICROS("build_us", build_us), MICROS("instantiate_us", instantiate_us),
-    MICROS("patch_us", patch_us), MICROS("chunk_launch_us", chunk_launch_us),
-    MICROS("launch_wait_us", launch_wait_us), COUNT("cross_context_ops", cross_context),
-};
-
-static void print_lines(FILE *out, const char *prefix, const struct ag_stats *s,
-                        const struct summary_line *lines, size_t n)
+/* "flush <reason> N" and "skip <reason> N" for each reason met */
+static void reason_lines(FILE *out, const char *prefix, const struct ag_stats *s)
 {
-    for (size_t i = 0; i < n; i++) {
-        const char *field = (const char *)s + lines[i].offset;
-        switch (lines[i].kind) {
-        case LINE_COUNT:
-            fprintf(out, "%s%s %lu\n", prefix, lines[i].name, *(const unsigned long *)field);
-            break;
-        case LINE_BYTES:
-            fprintf(out, "%s%s %zu\n", prefix, lines[i].name, *(const size_t *)field);
-            break;
-        case LINE_MICROS:
-            fprintf(out, "%s%s %.0f\n", prefix, lines[i].name, *(const double *)field);
-            break;
-        }
+    for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
+        if (s->flush[r])
+            fprintf(out, "%sflush %s %lu\n", prefix,
+                    ag_flush_reason_name((enum ag_flush_reason)r), s->flush[r]);
+    for (int k = 1; k < AG_SKIP_COUNT; k++)
+        if (s->skip[k])
+            fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s->skip[k]);
+}
+
+static void summary_line(FILE *out, const char *prefix, const struct ag_stats *s,
+                         const struct summary_line *line, unsigned long launches_paused)
+{
+    const char *field = (const char *)s + line->offset;
+    switch (line->kind) {
+    case LINE_COUNT:
+        fprintf(out, "%s%s %lu\n", prefix, line->name, *(const unsigned long *)field);
+        break;
+    case LINE_BYTES:
+        fprintf(out, "%s%s %zu\n", prefix, line->name, *(const size_t *)field);
+        break;
+    case LINE_MICROS:
+        fprintf(out, "%s%s %.0f\n", prefix, line->name, *(const double *)field);
+        break;
+    case LINE_SHARE:
+        fprintf(out, "%s%s %.1f%%\n", prefix, line->name, share_with(s, launches_paused));
+        break;
+    case LINE_REASONS:
+        reason_lines(out, prefix, s);
+        break;
     }
 }
-#define PRINT_LINES(out, prefix, s, lines) \
-    print_lines(out, prefix, s, lines, sizeof lines / sizeof lines[0])
 
 void ag_engine_summary(FILE *out, const char *prefix)
 {
@@ -270,17 +258,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     int contexts;
 
     stats_total(&s, &contexts);
-    PRINT_LINES(out, prefix, &s, before_share);
-    fprintf(out, "%sgraphed_share %.1f%%\n", prefix, share_with(&s, launches_paused));
-    PRINT_LINES(out, prefix, &s, after_share);
-    for (int r = 1; r < AG_FLUSH_REASON_COUNT; r++)
-        if (s.flush[r])
-            fprintf(out, "%sflush %s %lu\n", prefix,
-                    ag_flush_reason_name((enum ag_flush_reason)r), s.flush[r]);
-    for (int k = 1; k < AG_SKIP_COUNT; k++)
-        if (s.skip[k])
-            fprintf(out, "%sskip %s %lu\n", prefix, ag_skip_name((enum ag_skip)k), s.skip[k]);
-    PRINT_LINES(out, prefix, &s, after_reasons);
+    for (size_t i = 0; i < sizeof summary_lines / sizeof summary_lines[0]; i++)
+        summary_line(out, prefix, &s, &summary_lines[i], launches_paused);
     ag_speed_summary(out, prefix, launches_paused);
     fprintf(out, "%scontexts %d\n", prefix, contexts);
     context_lines(out, prefix);
