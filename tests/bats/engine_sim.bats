@@ -38,6 +38,8 @@ FUZZ_SPECS=(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20
 # (b) other AUTOGRAPH_WARMUP values, (d) AUTOGRAPH=off / AUTOGRAPH_EXPLAIN=1
 WARMUP_SPECS=(13 19 101:noevents)
 OFF_SPECS=(1 13 101:noevents)
+# (b5) programs slower than their GPU: paced windows, chunks handed to the launcher
+PACED_SPECS=(2 5 13 17 19 101:noevents 104:noevents)
 # (c) fault injection: the driver functions the shim itself calls.  Each one fails
 # on its 1st call (those in SHIM_FAULT_AT3 also on their 3rd, and SHIM_FAULT_LATER
 # lists later calls, in the middle of replays) under SIM_FAIL; the engine must fall
@@ -236,6 +238,37 @@ switched_fuzz() {
 
 @test "engine (b'''): AUTOGRAPH_CHUNK_TUNE=2 (graphs dropped and rebuilt with other chunk plans as they are timed): same log, and graphs" {
     switched_fuzz tune_rebuilds AUTOGRAPH_CHUNK_TUNE=2
+}
+
+@test "engine (b5): random programs slower than their GPU (ENGINE_FUZZ_PACE_US): paced chunks handed to the launcher thread, spinning or napping: same log, and graphs" {
+    local spec env fails=0 graphed handed threaded
+    for env in "ENGINE_FUZZ_PACE_US=10" "ENGINE_FUZZ_PACE_US=10 AUTOGRAPH_LAUNCH_POLL_US=5" \
+               "ENGINE_FUZZ_PACE_US=4 AUTOGRAPH_CHUNK=2"; do
+        graphed=0 handed=0 threaded=0
+        for spec in "${PACED_SPECS[@]}"; do
+            fuzz plain "$spec" "$FUZZ_OPS"
+            # shellcheck disable=SC2086
+            fuzz_shim shim "$spec" "$FUZZ_OPS" $env
+            same plain shim "seed $spec, $env" || fails=$((fails + 1))
+            load shim
+            graphed=$((graphed + ${S[launches_graphed]:-0}))
+            threaded=$((threaded + ${S[launches_threaded]:-0}))
+            handed=$((handed + ${S[launches_threaded]:-0} + ${S[launches_taken_back]:-0}))
+            echo "$env: $(engine_line "$spec") paced ${S[templates_paced]:-0}" \
+                 "threaded ${S[launches_threaded]:-0} taken_back ${S[launches_taken_back]:-0}"
+        done
+        # handed to the launcher: launched there, or taken back by the program's thread
+        # (under valgrind one thread runs at a time: every launch is taken back)
+        if [ "$graphed" -eq 0 ] || [ "$handed" -eq 0 ]; then
+            echo "FAIL: $env: graphed $graphed, launches handed to the launcher $handed"
+            fails=$((fails + 1))
+        fi
+        if [ "$(head -c 2 build/sim/progs/engine_fuzz)" != '#!' ] && [ "$threaded" -eq 0 ]; then
+            echo "FAIL: $env: no launch made by the launcher thread"
+            fails=$((fails + 1))
+        fi
+    done
+    [ "$fails" -eq 0 ]
 }
 
 # called TAG: C[function] = how often run TAG (made with SIM_TRACE=1) called it

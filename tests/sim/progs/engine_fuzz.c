@@ -38,6 +38,9 @@
  * every buffer, and "engine_fuzz: seed=S ops=N iterations=I ...".  Exit status 0,
  * 1 on an unexpected CUDA error, 2 on bad arguments, 3 on a generator bug.
  * ENGINE_FUZZ_DUMP=1 describes the generated loop body on stderr.
+ * ENGINE_FUZZ_PACE_US=N spends N us of the program's own time before each op of the
+ * body: a program slower than its GPU, whose windows the shim paces (and launches on
+ * its launcher thread).  The output does not depend on it.
  */
 #include "prog.h"
 
@@ -181,6 +184,7 @@ typedef struct fuzz {
     CUevent ev[NEVENTS];
     int ev_used;                   /* events used in this iteration */
     int noevents;                  /* no program events (see the top comment) */
+    int pace_us;                   /* ENGINE_FUZZ_PACE_US (see the top comment) */
     CUdevice device;
     CUmodule mod;
     CUfunction fn[NKERN];
@@ -596,6 +600,7 @@ static void emit_copy(fuzz *f, const op *o)
 
 static void emit(fuzz *f, const op *o, int regrid)
 {
+    prog_busy_us(f->pace_us);          /* the program's own time before the call */
     switch (o->type) {
     case OP_KERNEL:
         emit_kernel(f, o, regrid);
@@ -832,7 +837,7 @@ int main(int argc, char **argv)
     static fuzz f;
     unsigned long long seed;
     long nops;
-    const char *dump = getenv("ENGINE_FUZZ_DUMP");
+    const char *dump = getenv("ENGINE_FUZZ_DUMP"), *pace = getenv("ENGINE_FUZZ_PACE_US");
     int since_sync = 0, long_left = 0;
 
     if (argc < 3 || argc > 4 || sscanf(argv[1], "%llu", &seed) != 1 ||
@@ -845,6 +850,7 @@ int main(int argc, char **argv)
     f.gen = seed * 0x9e3779b97f4a7c15ULL + 1;
     f.run = seed ^ 0x5851f42d4c957f2dULL;
     f.nops = nops;
+    f.pace_us = pace ? atoi(pace) : 0;
     generate(&f);
     setup(&f);
 
