@@ -223,11 +223,21 @@ int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned valu
  * cache. */
 #define TYPE_CACHE 64
 static unsigned memory_generation = 1;
-static AG_TLS struct { uintptr_t ptr; unsigned generation, type; } type_cache[TYPE_CACHE];
+static AG_TLS struct {
+    uintptr_t ptr;
+    unsigned generation, type;
+    int device;                  /* memory_device's answer; -2: not asked yet */
+} type_cache[TYPE_CACHE];
 
 void ag_record_memory_changed(void)
 {
     __atomic_add_fetch(&memory_generation, 1, __ATOMIC_RELEASE);
+}
+
+static __typeof__(type_cache[0]) *type_entry(uintptr_t ptr)
+{
+    uintptr_t mix = ptr ^ (ptr >> 12) ^ (ptr >> 24);
+    return &type_cache[(mix ^ (mix >> 6)) % TYPE_CACHE];
 }
 
 /* Memory type of an address: CU_MEMORYTYPE_DEVICE / _HOST (pinned), 0 if pageable. */
@@ -235,8 +245,7 @@ static unsigned memory_type(uintptr_t ptr)
 {
     DRIVER_FN(get_attribute, cuPointerGetAttribute);
     unsigned type = 0, generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
-    uintptr_t mix = ptr ^ (ptr >> 12) ^ (ptr >> 24);
-    __typeof__(type_cache[0]) *e = &type_cache[(mix ^ (mix >> 6)) % TYPE_CACHE];
+    __typeof__(type_cache[0]) *e = type_entry(ptr);
     if (e->generation == generation && e->ptr == ptr)
         return e->type;
     if (get_attribute == NULL ||
@@ -244,8 +253,88 @@ static unsigned memory_type(uintptr_t ptr)
         type = 0;
     e->ptr = ptr;
     e->type = type;
+    e->device = -2;
     e->generation = generation;
     return type;
+}
+
+static int memory_device(uintptr_t ptr);
+
+/* memory_device(ptr), kept beside the type memory_type(ptr) has just cached. */
+static int memory_device_cached(uintptr_t ptr)
+{
+    __typeof__(type_cache[0]) *e = type_entry(ptr);
+    if (e->ptr != ptr)
+        return memory_device(ptr);
+    if (e->device == -2)
+        e->device = memory_device(ptr);
+    return e->device;
+}
+
+/* The devices of the process, asked once (1 when it cannot be asked). */
+static int device_count(void)
+{
+    static int count;
+    int n = __atomic_load_n(&count, __ATOMIC_RELAXED);
+    if (n == 0) {
+        DRIVER_FN(get_count, cuDeviceGetCount);
+        if (get_count == NULL || get_count(&n) != CUDA_SUCCESS || n < 1)
+            n = 1;
+        __atomic_store_n(&count, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* The device of the calling thread's context ctx (cached per thread), or -1. */
+static int context_device(uintptr_t ctx)
+{
+    static AG_TLS uintptr_t known_ctx;
+    static AG_TLS int known_device = -1;
+    CUdevice dev;
+    if (ctx != known_ctx || known_device < 0) {
+        known_ctx = ctx;
+        known_device = ag_current_device(&dev) ? (int)dev : -1;
+    }
+    return known_device;
+}
+
+/* The device whose memory ptr is (device memory, not managed), or -1: asked of the
+ * driver only in a process of several devices, cached with the memory type. */
+static int memory_device(uintptr_t ptr)
+{
+    DRIVER_FN(get_attribute, cuPointerGetAttribute);
+    int ordinal = -1;
+    unsigned managed = 0;
+    if (get_attribute == NULL || device_count() < 2)
+        return -1;
+    if (get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)ptr) !=
+            CUDA_SUCCESS || managed ||
+        get_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) !=
+            CUDA_SUCCESS)
+        return -1;
+    return ordinal;
+}
+
+/* Whether a copy with a side in the memory of another device than its context's (a
+ * peer copy through unified addressing) must go to the driver as made: on the legacy
+ * stream, or synchronous, the driver starts it only once the work issued before it to
+ * either device is done, an order between two engines that no graph of one can keep.
+ * So it is not recorded, and every engine's window ends first (ag_engine_unrecorded).
+ * An asynchronous one on another stream is ordered by the program's own events. */
+static int peer_copy_ordered(const struct ag_op *op, uintptr_t dst, unsigned dst_type,
+                             uintptr_t src, unsigned src_type, int sync)
+{
+    int mine, dst_dev, src_dev;
+    if (!sync && op->stream != AG_STREAM_LEGACY)
+        return 0;
+    if (dst_type != CU_MEMORYTYPE_DEVICE && src_type != CU_MEMORYTYPE_DEVICE)
+        return 0;
+    dst_dev = dst_type == CU_MEMORYTYPE_DEVICE ? memory_device_cached(dst) : -1;
+    src_dev = src_type == CU_MEMORYTYPE_DEVICE ? memory_device_cached(src) : -1;
+    if (dst_dev < 0 && src_dev < 0)
+        return 0;
+    mine = context_device(op->ctx);
+    return mine >= 0 && ((dst_dev >= 0 && dst_dev != mine) || (src_dev >= 0 && src_dev != mine));
 }
 
 /* Whether ptr is managed memory (asked of the driver every time: only synchronous
@@ -325,6 +414,9 @@ static int record_copy_as(struct ag_op *op, int entry, uintptr_t dst, uintptr_t 
     buf = ag_rec_scratch(sizeof cs + sizeof ca);
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
+    if (peer_copy_ordered(op, dst, cs.dst_type, src, cs.src_type, sync))
+        return ag_rec_reject(op, "a copy between two devices' memory, synchronous or on the "
+                                 "legacy stream (ordered after both devices' work)");
     staged = sync || cs.dst_type == 0 || cs.src_type == 0;
     if (staged && cs.dst_type != CU_MEMORYTYPE_DEVICE && cs.src_type != CU_MEMORYTYPE_DEVICE)
         return ag_rec_reject(op, "a copy between two host buffers, one of them pageable or "

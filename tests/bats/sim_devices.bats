@@ -282,6 +282,14 @@ graphed_on() {
     done
 }
 
+@test "sim devices: a synchronous copy between the devices on the legacy streams goes out after both devices' work, never held" {
+    same_as_off peer-legacy 40
+    # the copy (cuMemcpyDtoD of device 1's memory, device 0 current) is not recorded:
+    # every engine's window ends first, device 1's held kernels with it
+    grep -qx "unrecorded_calls 40" "$tmp/on_peer-legacy.summary"
+    graphed_on 1 50 "$tmp/on_peer-legacy.summary"
+}
+
 @test "sim devices: the per-context engines under the launcher thread and light recording" {
     # a slow program: every engine paces its chunks and hands them to its own launcher
     # thread (AUTOGRAPH_LAUNCH_SPIN_US=0: it sleeps between them)

@@ -8,7 +8,8 @@
 # Program: build/gpu/two_devices_static and _shared (tests/gpu/two_devices_prog.cu):
 # one host thread switching devices with cudaSetDevice every step, the same with
 # cross-device event waits and cudaMemcpyPeerAsync copies (through the host where peer
-# access is not available), and a host thread per device.  Each run is made without
+# access is not available), synchronous cudaMemcpy between the devices on the legacy
+# streams, and a host thread per device.  Each run is made without
 # the shim (a) and with it (b, the engine on): both exit 0, the result hashes are
 # identical byte for byte, and the exit summary's per-context lines ("context I
 # device D templates T ... launches_graphed G ...") show graphs on both devices.
@@ -68,6 +69,11 @@ md_pair() {
     ag_log "$(grep -h '^peer_access' "$BATS_TEST_TMPDIR/b.err")"
     grep -h "^cross_context_ops" "$BATS_TEST_TMPDIR"/b.sum.* | grep -qv "cross_context_ops 0"
     md_pair two_devices_shared peer 200
+}
+
+@test "two GPUs: a synchronous copy between the devices on the legacy streams (ordered after both devices' work): same results, both devices graphed, the copy never held" {
+    md_pair two_devices_static legacy 200
+    grep -h "^unrecorded_calls" "$BATS_TEST_TMPDIR"/b.sum.* | grep -qv "unrecorded_calls 0"
 }
 
 @test "two GPUs: a host thread per device: same results, both devices graphed" {

@@ -13,9 +13,13 @@
 //              host memory: staged, synchronous copies), computes, records; device 0
 //              waits for that and copies the result back the same way; then both
 //              streams synchronized
+//     legacy   one host thread, the legacy default streams, no events: device 1
+//              computes, device 0 takes its data with a synchronous cudaMemcpy
+//              (unified addressing: the driver orders it after both devices' work),
+//              computes, device 1 goes on; then both devices synchronized
 //     threads  one host thread per device, each running its switch-mode share with
 //              its own stream synchronize every step
-//     all      switch, peer and threads, in that order, each on fresh buffers
+//     all      switch, peer, legacy and threads, in that order, each on fresh buffers
 //
 // The kernels do not commute (x = 3x + k), so lost, repeated or reordered work changes
 // the bytes.  stdout: one hash line per buffer ("<mode> <buffer> bytes <n> fnv1a64
@@ -42,12 +46,18 @@ struct dev {
 static struct dev g_dev[2];
 static int g_iters, g_peer;
 
-// K kernels of step `it` on device d's x (and, peer mode, on `in` after the copy).
-static void step_kernels(struct dev *d, unsigned *buf, int it)
+// K kernels of step `it` on device d's x (and, peer mode, on `in` after the copy), on
+// stream s.
+static void kernels_on(struct dev *d, unsigned *buf, int it, cudaStream_t s)
 {
     for (int j = 0; j < K; j++)
-        KL(k_tiny<<<1, T, 0, d->s>>>(buf, (unsigned)(d->id * 1000 + j * 10 + (it & 3))));
-    KL(k_affine<<<N / T, T, 0, d->s>>>(buf, N, 5u, (unsigned)d->id + 1u));
+        KL(k_tiny<<<1, T, 0, s>>>(buf, (unsigned)(d->id * 1000 + j * 10 + (it & 3))));
+    KL(k_affine<<<N / T, T, 0, s>>>(buf, N, 5u, (unsigned)d->id + 1u));
+}
+
+static void step_kernels(struct dev *d, unsigned *buf, int it)
+{
+    kernels_on(d, buf, it, d->s);
 }
 
 static void setup(void)
@@ -138,6 +148,27 @@ static void run_peer(void)
     }
 }
 
+// legacy: no events; device 0 takes device 1's x with a synchronous cudaMemcpy
+// (unified addressing), which the driver starts only after the work issued before it
+// to either device, on the legacy streams; device 1 goes on with x meanwhile.
+static void run_legacy(void)
+{
+    struct dev *a = &g_dev[0], *b = &g_dev[1];
+    for (int it = 0; it < g_iters; it++) {
+        CK(cudaSetDevice(1));
+        kernels_on(b, b->x, it, cudaStreamLegacy);
+        CK(cudaSetDevice(0));
+        CK(cudaMemcpy(a->in, b->x, N * sizeof(unsigned), cudaMemcpyDefault));
+        kernels_on(a, a->in, it, cudaStreamLegacy);
+        CK(cudaSetDevice(1));
+        kernels_on(b, b->x, it + 1, cudaStreamLegacy);
+        for (int i = 0; i < 2; i++) {
+            CK(cudaSetDevice(i));
+            CK(cudaDeviceSynchronize());
+        }
+    }
+}
+
 static void *device_thread(void *arg)
 {
     struct dev *d = (struct dev *)arg;
@@ -186,6 +217,8 @@ static void run(const char *mode)
         run_switch();
     else if (strcmp(mode, "peer") == 0)
         run_peer();
+    else if (strcmp(mode, "legacy") == 0)
+        run_legacy();
     else
         run_threads();
     teardown(mode);
@@ -196,9 +229,9 @@ int main(int argc, char **argv)
     int count = 0;
     const char *mode = argc > 1 ? argv[1] : "";
     int known = !strcmp(mode, "switch") || !strcmp(mode, "peer") ||
-                !strcmp(mode, "threads") || !strcmp(mode, "all");
+                !strcmp(mode, "legacy") || !strcmp(mode, "threads") || !strcmp(mode, "all");
     if (argc != 3 || !known || !posint(argv[2], &g_iters)) {
-        fprintf(stderr, "usage: two_devices_prog switch|peer|threads|all ITERS\n");
+        fprintf(stderr, "usage: two_devices_prog switch|peer|legacy|threads|all ITERS\n");
         return 1;
     }
     if (cudaGetDeviceCount(&count) != cudaSuccess)
@@ -211,6 +244,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "all") == 0) {
         run("switch");
         run("peer");
+        run("legacy");
         run("threads");
     } else {
         run(mode);

@@ -15,6 +15,10 @@
  *                               the result back (cuMemcpyAsync, unified addressing)
  *   devices_loop cross-threads STEPS   the same with a thread per device (a host
  *                               barrier orders each record before the other's wait)
+ *   devices_loop peer-legacy STEPS   one thread, legacy streams: device 1 computes,
+ *                               device 0 takes its data with a synchronous
+ *                               cuMemcpyDtoD (ordered by the driver after the work
+ *                               of both devices), device 1 goes on; no events
  *
  * A third argument US makes the program spend that many microseconds of its own
  * before each launch (a slow program: the shim paces its chunks and hands them to
@@ -168,6 +172,34 @@ static void *cross_steps(void *arg)
     return NULL;
 }
 
+/* ---- peer-legacy: a synchronous copy between the devices on the legacy streams ----
+ * Device 1 computes p on its legacy stream; device 0 then takes it with a synchronous
+ * cuMemcpyDtoD (unified addressing), which the driver starts only once the work issued
+ * before it to either device is done, and which ends before later work of either
+ * starts; device 1 goes on with p, then each device is synchronized. */
+static void peer_legacy_step(int it)
+{
+    device *d0 = &dv[0], *d1 = &dv[1];
+    legacy = 1;
+    CK(cuCtxSetCurrent(d1->ctx));
+    CK(cuMemsetD32(d1->p, (unsigned)(it % 5 + 1), PROG_N));
+    launch(d1, d1->add_one, d1->p, 0);
+    launch(d1, d1->scale, d1->p, 3);
+    launch(d1, d1->add_one, d1->p, 0);
+    CK(cuCtxSetCurrent(d0->ctx));
+    CK(cuMemcpyDtoD(d0->q, d1->p, BYTES));
+    launch(d0, d0->add_one, d0->q, 0);
+    launch(d0, d0->scale, d0->q, 2);
+    launch(d0, d0->add_one, d0->q, 0);
+    CK(cuCtxSetCurrent(d1->ctx));
+    launch(d1, d1->scale, d1->p, -1);
+    launch(d1, d1->add_one, d1->p, 0);
+    CK(cuCtxSetCurrent(d0->ctx));
+    CK(cuCtxSynchronize());
+    CK(cuCtxSetCurrent(d1->ctx));
+    CK(cuCtxSynchronize());
+}
+
 /* ---- main ---- */
 
 static void run_threads(void *(*fn)(void *))
@@ -223,8 +255,11 @@ int main(int argc, char **argv)
             }
     } else if (strcmp(mode, "cross-threads") == 0) {
         run_threads(cross_steps);
+    } else if (strcmp(mode, "peer-legacy") == 0) {
+        for (int it = 0; it < steps; it++)
+            peer_legacy_step(it);
     } else {
-        fprintf(stderr, "usage: devices_loop switch|legacy|threads|cross|cross-threads "
+        fprintf(stderr, "usage: devices_loop switch|legacy|threads|cross|cross-threads|peer-legacy "
                 "[STEPS]\n");
         return 2;
     }
