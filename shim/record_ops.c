@@ -320,12 +320,13 @@ static int memory_device(uintptr_t ptr)
  * stream, or synchronous, the driver starts it only once the work issued before it to
  * either device is done, an order between two engines that no graph of one can keep.
  * So it is not recorded, and every engine's window ends first (ag_engine_unrecorded).
- * An asynchronous one on another stream is ordered by the program's own events. */
+ * The per-thread default stream, a program's NULL stream too, is taken the same way.
+ * An asynchronous one on a created stream is ordered by the program's own events. */
 static int peer_copy_ordered(const struct ag_op *op, uintptr_t dst, unsigned dst_type,
                              uintptr_t src, unsigned src_type, int sync)
 {
     int mine, dst_dev, src_dev;
-    if (!sync && op->stream != AG_STREAM_LEGACY)
+    if (!sync && op->stream != AG_STREAM_LEGACY && op->stream != AG_STREAM_PER_THREAD)
         return 0;
     if (dst_type != CU_MEMORYTYPE_DEVICE && src_type != CU_MEMORYTYPE_DEVICE)
         return 0;
