@@ -258,19 +258,6 @@ static unsigned memory_type(uintptr_t ptr)
     return type;
 }
 
-static int memory_device(uintptr_t ptr);
-
-/* memory_device(ptr), kept beside the type memory_type(ptr) has just cached. */
-static int memory_device_cached(uintptr_t ptr)
-{
-    __typeof__(type_cache[0]) *e = type_entry(ptr);
-    if (e->ptr != ptr)
-        return memory_device(ptr);
-    if (e->device == -2)
-        e->device = memory_device(ptr);
-    return e->device;
-}
-
 /* The devices of the process, asked once (1 when it cannot be asked). */
 static int device_count(void)
 {
@@ -313,6 +300,17 @@ static int memory_device(uintptr_t ptr)
             CUDA_SUCCESS)
         return -1;
     return ordinal;
+}
+
+/* memory_device(ptr), kept beside the type memory_type(ptr) has just cached. */
+static int memory_device_cached(uintptr_t ptr)
+{
+    __typeof__(type_cache[0]) *e = type_entry(ptr);
+    if (e->ptr != ptr)
+        return memory_device(ptr);
+    if (e->device == -2)
+        e->device = memory_device(ptr);
+    return e->device;
 }
 
 /* Whether a copy with a side in the memory of another device than its context's (a
