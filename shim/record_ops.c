@@ -272,14 +272,19 @@ static int device_count(void)
     return n;
 }
 
-/* The device of the calling thread's context ctx (cached per thread), or -1. */
+/* The device of the calling thread's context ctx, or -1: cached per thread until the
+ * program allocates or frees memory (a context destroyed and another made at its
+ * address on another device frees its memory first). */
 static int context_device(uintptr_t ctx)
 {
     static AG_TLS uintptr_t known_ctx;
+    static AG_TLS unsigned known_generation;
     static AG_TLS int known_device = -1;
+    unsigned generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
     CUdevice dev;
-    if (ctx != known_ctx || known_device < 0) {
+    if (ctx != known_ctx || generation != known_generation || known_device < 0) {
         known_ctx = ctx;
+        known_generation = generation;
         known_device = ag_current_device(&dev) ? (int)dev : -1;
     }
     return known_device;
