@@ -273,8 +273,8 @@ static int device_count(void)
 }
 
 /* The device of the calling thread's context ctx, or -1: cached per thread until the
- * program allocates or frees memory (a context destroyed and another made at its
- * address on another device frees its memory first). */
+ * program allocates or frees memory (a context made at a destroyed one's address, on
+ * another device, has memory allocated in it before any copy of its memory). */
 static int context_device(uintptr_t ctx)
 {
     static AG_TLS uintptr_t known_ctx;
