@@ -282,12 +282,16 @@ graphed_on() {
     done
 }
 
-@test "sim devices: a synchronous copy between the devices on the legacy streams goes out after both devices' work, never held" {
-    same_as_off peer-legacy 40
-    # the copy (cuMemcpyDtoD of device 1's memory, device 0 current) is not recorded:
-    # every engine's window ends first, device 1's held kernels with it
-    grep -qx "unrecorded_calls 40" "$tmp/on_peer-legacy.summary"
-    graphed_on 1 50 "$tmp/on_peer-legacy.summary"
+@test "sim devices: a copy between the devices, synchronous or on the legacy stream, goes out after both devices' work, never held" {
+    local m
+    for m in peer-legacy peer-legacy-async; do
+        same_as_off "$m" 40
+        # the copy (cuMemcpyDtoD, or cuMemcpyAsync on the legacy stream, of device 1's
+        # memory, device 0 current) is not recorded: every engine's window ends first,
+        # device 1's held kernels with it
+        grep -qx "unrecorded_calls 40" "$tmp/on_$m.summary"
+        graphed_on 1 50 "$tmp/on_$m.summary"
+    done
 }
 
 @test "sim devices: the per-context engines under the launcher thread and light recording" {

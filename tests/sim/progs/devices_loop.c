@@ -19,6 +19,8 @@
  *                               device 0 takes its data with a synchronous
  *                               cuMemcpyDtoD (ordered by the driver after the work
  *                               of both devices), device 1 goes on; no events
+ *   devices_loop peer-legacy-async STEPS   the same with cuMemcpyAsync on the legacy
+ *                               stream (the same order)
  *
  * A third argument US makes the program spend that many microseconds of its own
  * before each launch (a slow program: the shim paces its chunks and hands them to
@@ -33,7 +35,7 @@
 
 static device dv[2];
 static pthread_barrier_t barrier;
-static int threaded, legacy, steps, think_us;
+static int threaded, legacy, steps, think_us, async_copy;
 
 /* The program's own time before a launch (think_us, spent awake). */
 static void think(void)
@@ -187,7 +189,10 @@ static void peer_legacy_step(int it)
     launch(d1, d1->scale, d1->p, 3);
     launch(d1, d1->add_one, d1->p, 0);
     CK(cuCtxSetCurrent(d0->ctx));
-    CK(cuMemcpyDtoD(d0->q, d1->p, BYTES));
+    if (async_copy)
+        CK(cuMemcpyAsync(d0->q, d1->p, BYTES, NULL));
+    else
+        CK(cuMemcpyDtoD(d0->q, d1->p, BYTES));
     launch(d0, d0->add_one, d0->q, 0);
     launch(d0, d0->scale, d0->q, 2);
     launch(d0, d0->add_one, d0->q, 0);
@@ -255,11 +260,13 @@ int main(int argc, char **argv)
             }
     } else if (strcmp(mode, "cross-threads") == 0) {
         run_threads(cross_steps);
-    } else if (strcmp(mode, "peer-legacy") == 0) {
+    } else if (strcmp(mode, "peer-legacy") == 0 || strcmp(mode, "peer-legacy-async") == 0) {
+        async_copy = strcmp(mode, "peer-legacy-async") == 0;
         for (int it = 0; it < steps; it++)
             peer_legacy_step(it);
     } else {
-        fprintf(stderr, "usage: devices_loop switch|legacy|threads|cross|cross-threads|peer-legacy "
+        fprintf(stderr, "usage: devices_loop switch|legacy|threads|cross|cross-threads|peer-legacy|"
+                "peer-legacy-async "
                 "[STEPS]\n");
         return 2;
     }
