@@ -258,6 +258,18 @@ static unsigned memory_type(uintptr_t ptr)
     return type;
 }
 
+/* Whether ptr is managed memory (asked of the driver every time: only synchronous
+ * copies and memsets ask, whose driver rules differ for it). */
+static int managed_memory(uintptr_t ptr)
+{
+    DRIVER_FN(get_attribute, cuPointerGetAttribute);
+    unsigned managed = 0;
+    if (get_attribute == NULL ||
+        get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return 0;
+    return managed != 0;
+}
+
 /* The devices of the process, asked once (1 when it cannot be asked). */
 static int device_count(void)
 {
@@ -296,11 +308,7 @@ static int memory_device(uintptr_t ptr)
 {
     DRIVER_FN(get_attribute, cuPointerGetAttribute);
     int ordinal = -1;
-    unsigned managed = 0;
-    if (get_attribute == NULL || device_count() < 2)
-        return -1;
-    if (get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)ptr) !=
-            CUDA_SUCCESS || managed ||
+    if (get_attribute == NULL || device_count() < 2 || managed_memory(ptr) ||
         get_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) !=
             CUDA_SUCCESS)
         return -1;
@@ -339,18 +347,6 @@ static int peer_copy_ordered(const struct ag_op *op, uintptr_t dst, unsigned dst
         return 0;
     mine = context_device(op->ctx);
     return mine >= 0 && ((dst_dev >= 0 && dst_dev != mine) || (src_dev >= 0 && src_dev != mine));
-}
-
-/* Whether ptr is managed memory (asked of the driver every time: only synchronous
- * copies and memsets ask, whose driver rules differ for it). */
-static int managed_memory(uintptr_t ptr)
-{
-    DRIVER_FN(get_attribute, cuPointerGetAttribute);
-    unsigned managed = 0;
-    if (get_attribute == NULL ||
-        get_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-        return 0;
-    return managed != 0;
 }
 
 /* The async entry point that does what a synchronous one does on the stream NULL means
@@ -419,8 +415,8 @@ static int record_copy_as(struct ag_op *op, int entry, uintptr_t dst, uintptr_t 
     if (buf == NULL)
         return ag_rec_reject(op, "out of memory");
     if (peer_copy_ordered(op, dst, cs.dst_type, src, cs.src_type, sync))
-        return ag_rec_reject(op, "a copy between two devices' memory, synchronous or on the "
-                                 "legacy stream (ordered after both devices' work)");
+        return ag_rec_reject(op, "a copy between two devices' memory, synchronous or on a "
+                                 "default stream (ordered after both devices' work)");
     staged = sync || cs.dst_type == 0 || cs.src_type == 0;
     if (staged && cs.dst_type != CU_MEMORYTYPE_DEVICE && cs.src_type != CU_MEMORYTYPE_DEVICE)
         return ag_rec_reject(op, "a copy between two host buffers, one of them pageable or "
