@@ -31,28 +31,15 @@
 
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 static device dv[2];
 static pthread_barrier_t barrier;
 static int threaded, legacy, steps, think_us, async_copy;
 
-/* The program's own time before a launch (think_us, spent awake). */
-static void think(void)
-{
-    struct timespec t0, t;
-    if (think_us <= 0)
-        return;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < think_us);
-}
-
 static void launch(device *d, CUfunction f, CUdeviceptr p, int arg)
 {
     int n = PROG_N;
-    think();
+    prog_busy_us(think_us);        /* the program's own time before a launch */
     void *add_args[] = { &p, &n }, *scale_args[] = { &p, &arg, &n };
     CK(cuLaunchKernel(f, 2, 1, 1, 128, 1, 1, 0, legacy ? NULL : d->s,
                       f == d->scale ? scale_args : add_args, NULL));
@@ -82,7 +69,7 @@ static void launch_saxpy(device *d, float a)
 {
     int n = PROG_N;
     void *args[] = { &a, &d->x, &d->y, &n };
-    think();
+    prog_busy_us(think_us);        /* the program's own time before a launch */
     CK(cuLaunchKernel(d->saxpy, 2, 1, 1, 128, 1, 1, 0, legacy ? NULL : d->s, args, NULL));
 }
 
@@ -182,7 +169,6 @@ static void *cross_steps(void *arg)
 static void peer_legacy_step(int it)
 {
     device *d0 = &dv[0], *d1 = &dv[1];
-    legacy = 1;
     CK(cuCtxSetCurrent(d1->ctx));
     CK(cuMemsetD32(d1->p, (unsigned)(it % 5 + 1), PROG_N));
     launch(d1, d1->add_one, d1->p, 0);
@@ -261,6 +247,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "cross-threads") == 0) {
         run_threads(cross_steps);
     } else if (strcmp(mode, "peer-legacy") == 0 || strcmp(mode, "peer-legacy-async") == 0) {
+        legacy = 1;                  /* its launches on the legacy streams */
         async_copy = strcmp(mode, "peer-legacy-async") == 0;
         for (int it = 0; it < steps; it++)
             peer_legacy_step(it);
