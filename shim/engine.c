@@ -294,6 +294,7 @@ static void judge_window(void)
     }
     HASH_FIND(hh, ag_eng.by_hash, &w->hash, sizeof w->hash, known);
     if (known && (!known->failed || known->build_attempts >= AG_BUILD_TRIES)) {
+        ag_futile_next_judged(known->failed);
         ag_light_choose(1);
         if (!known->failed)
             ag_template_credit(known);
@@ -313,6 +314,7 @@ static void judge_window(void)
     why = slice_check(w, 0, w->n);
     if (why == AG_SKIP_NONE && dropped_often(w->hash))
         why = AG_SKIP_DROPPED_OFTEN;
+    ag_futile_next_judged(ag_futile_reason(why));
     if (why != AG_SKIP_NONE && ag_futile_reason(why) && seen > 1 &&
         ag_futile_judged(w, why, before))
         ag_skim_futile();

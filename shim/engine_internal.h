@@ -265,6 +265,11 @@ struct ag_skim {
     unsigned long streak;       /* skimmed windows since skimming started */
     int futile;                 /* started for futile shapes (match_futile.c): a window
                                  * longer than any of them stops it */
+    unsigned last_futile;       /* the futile shape whose window started or last went on
+                                 * with this skim: its slot + 1 (0: none) */
+    unsigned record_after;      /* the futile shape after whose skimmed window recording
+                                 * went back to full for the window now recorded: its
+                                 * slot + 1 (0: none) */
 };
 
 /* A window shape's chunk plan tuning (build_tune.c): the candidate being tried,
@@ -297,6 +302,8 @@ struct ag_futile {
     uint64_t fingerprint;       /* its skim fingerprint and op count */
     uint64_t before;            /* the hash of the window judged before it, last time */
     uint32_t ops, judged, last, skimmed;
+    int followed;               /* a longer window came after it while skimming: after
+                                 * its skimmed window, the next one is recorded in full */
 };
 
 /* A window shape seen lately (engine.c): windows that come back in a cycle (A B C A
@@ -689,8 +696,13 @@ int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t befor
 int ag_futile_window_end(uint64_t hash);
 /* A skimmed window ended at a flush point: 1 when it is a futile shape's (skimming
  * goes on), 0 when it is not, -1 when it is but the next one is to be recorded in full
- * and judged again. */
+ * and judged again, 2 when it is one that a longer window follows (the next window is
+ * to be recorded in full: ag_futile_followed). */
 int ag_futile_skimmed(uint64_t fingerprint, unsigned long ops);
+void ag_futile_followed(void);      /* the skimmed window outgrew the futile shapes */
+/* A full window was judged (futile_reason: for a reason that makes it futile): a
+ * window recorded after a followed futile shape that is futile too ends the rule. */
+void ag_futile_next_judged(int futile_reason);
 void ag_futile_hold_off(void);      /* a skimmed repeat of another shape stopped skimming */
 void ag_futile_forget(void);
 

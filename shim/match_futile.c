@@ -20,6 +20,11 @@
  * that window (a graphed step followed by a futile tail skims the tail).  Skimming
  * started for futile shapes stops as soon as a window outgrows all of them (the
  * program's setup had short windows, its loop is long): that window is recorded.
+ * The futile shape skimmed before such a window is *followed*: after its skimmed
+ * window the next one is recorded in full.  Otherwise a step shape that no template
+ * starts with, coming after a futile upload (the one batch size of eight whose
+ * kernels differ), would be skimmed at every sighting and never warm up.  Where the
+ * window so recorded is futile too, the shape is no longer followed.
  */
 #include "engine_internal.h"
 
@@ -99,7 +104,10 @@ int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t befor
         ag_explain(w->hash, -6, "window of %zu ops cannot be graphed (%s) and keeps coming "
                    "back: skimming it from now on", w->n, ag_skip_name(why));
     }
-    return f->judged >= AG_FUTILE_AFTER && may_skim();
+    if (f->judged < AG_FUTILE_AFTER || f->followed || !may_skim())
+        return 0;
+    ag_eng.k.last_futile = (unsigned)(f - ag_eng.futile) + 1;
+    return 1;
 }
 
 int ag_futile_window_end(uint64_t hash)
@@ -110,8 +118,10 @@ int ag_futile_window_end(uint64_t hash)
         return 0;                    /* none yet: nothing to look up */
     for (int i = 0; i < AG_FUTILE_SIZE; i++) {
         const struct ag_futile *f = &ag_eng.futile[i];
-        if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0)
+        if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0) {
+            ag_eng.k.last_futile = 0;    /* skimming starts before the futile shape */
             return may_skim();
+        }
     }
     return 0;
 }
@@ -128,9 +138,34 @@ int ag_futile_skimmed(uint64_t fingerprint, unsigned long ops)
             return -1;               /* the next one recorded and judged again */
         }
         ag_eng.s.futile_windows++;
+        ag_eng.k.last_futile = (unsigned)i + 1;
+        if (f->followed) {
+            ag_eng.k.record_after = (unsigned)i + 1;
+            return 2;
+        }
         return 1;
     }
     return 0;
+}
+
+void ag_futile_followed(void)
+{
+    struct ag_futile *f;
+    if (ag_eng.k.last_futile == 0)
+        return;
+    f = &ag_eng.futile[ag_eng.k.last_futile - 1];
+    if (!f->followed && f->judged >= AG_FUTILE_AFTER)
+        ag_explain(f->hash, -11, "a longer window follows the futile window of %u ops: "
+                   "the window after it is recorded in full", f->ops);
+    f->followed = 1;
+}
+
+void ag_futile_next_judged(int futile_reason)
+{
+    unsigned after = ag_eng.k.record_after;
+    ag_eng.k.record_after = 0;
+    if (after && futile_reason)
+        ag_eng.futile[after - 1].followed = 0;
 }
 
 void ag_futile_hold_off(void)

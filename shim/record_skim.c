@@ -55,9 +55,11 @@ int ag_engine_skim(uint64_t word, int kernel)
 }
 
 /* Skimming started for futile shapes, and this window has more ops than any of
- * them: it is something else, recorded from its next op on. */
+ * them: it is something else, recorded from its next op on, and in full after the
+ * futile shape skimmed before it, next time (match_futile.c). */
 static void outgrown(void)
 {
+    ag_futile_followed();
     ag_skim_stop("a skimmed window outgrew the futile shapes");
     ag_light_stop();
 }
@@ -130,6 +132,7 @@ void ag_skim_stop(const char *why)
     ag_eng.k.on = 0;
     ag_eng.k.streak = 0;
     ag_eng.k.futile = 0;
+    ag_eng.k.last_futile = 0;
     ag_light_gate_update();
     ag_explain(0, -5, "skimming stopped: %s", why);
 }
@@ -165,6 +168,9 @@ void ag_skim_window_end(enum ag_flush_reason reason, int alone)
         k->ops = 0;
         if (futile < 0) {
             ag_skim_stop("a futile window is judged again");
+            ag_light_stop();
+        } else if (futile == 2) {
+            ag_skim_stop("a longer window follows this futile one: recording it in full");
             ag_light_stop();
         }
         return;

@@ -925,17 +925,25 @@ staged() {
     grep -q 'graph 1: 56 ops, .*chunks growing: 54 2$' "$tmp/shim.err"
 }
 
+# explained_pair PROGRAM ARG...: PROGRAM without the shim and with it (its summary and
+# explain lines), the same log and output; the shim's summary loaded
+explained_pair() {
+    local prog=$1
+    shift
+    [ -x "build/sim/progs/$prog" ] || skip "$prog not built (make sim)"
+    sim_run plain "$prog" -- "$@"
+    sim_run shim "$prog" LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
+        AUTOGRAPH_EXPLAIN=1 -- "$@"
+    same plain shim "$prog $*" || return 1
+    load shim
+}
+
 # record_skim.c: skimming stops when a window repeats one of the last 16 skimmed, not
 # only the one before; engine.c: a window too short to graph is no step's predecessor,
 # so the successor rule picks each shape's template: a cycle of 8 shapes between
 # futile one-op windows gets graphed.
 @test "cycle_shapes: a cycle of 8 window shapes between futile one-op windows is not skimmed for ever, each replay starts with its own template: same sums, graphed" {
-    [ -x build/sim/progs/cycle_shapes ] || skip "cycle_shapes not built (make sim)"
-    sim_run plain cycle_shapes -- 400
-    sim_run shim cycle_shapes LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" \
-        AUTOGRAPH_EXPLAIN=1 -- 400
-    same plain shim "cycle_shapes 400" || return 1
-    load shim
+    explained_pair cycle_shapes 400 || return 1
     echo "templates=${S[templates]} replays=${S[replays]} mismatches=${S[mismatches]} graphed=${S[launches_graphed]} eager=${S[launches_eager]}"
     want launches_graphed -ge 5800         # of 6400 (0 before both changes; often less
                                            # while a direct-mapped successor table lost
@@ -944,6 +952,30 @@ staged() {
     # the first replay cut short by the next step's synchronize says which flush point
     grep -q 'replay stopped at op [0-9]*: the window ended before the template did, at a flush point: sync;' \
         "$tmp/shim.err"
+}
+
+# match_futile.c, record_skim.c: a step shape that no template starts with, after a
+# futile upload, was skimmed at every sighting (skimming went on past the upload and
+# stopped only when the step outgrew it, at its end): the one batch size of eight whose
+# kernels differ never warmed up.  The upload is now "followed": after it, the next
+# window is recorded in full.
+@test "batches_cycle: a batch size whose kernels differ, after a futile upload, is recorded and graphed too: same log, graphed" {
+    explained_pair batches_cycle 400 || return 1
+    echo "templates=${S[templates]} graphed=${S[launches_graphed]} eager=${S[launches_eager]} skimmed=${S[skimmed_windows]}"
+    want launches_graphed -ge 6500         # of 6800 (about 5900 before: batch size 1 eager)
+    want templates -ge 2
+    want futile_windows -ge 200            # the uploads are still skimmed
+    grep -q 'explain: a longer window follows the futile window of 1 ops' "$tmp/shim.err"
+}
+
+# ...and where the window after a followed futile shape is futile too (a step too short
+# to graph, longer than the upload), the rule ends: both are skimmed, as without it
+# (397 of 801 windows skimmed without the end of the rule).
+@test "futile_pair: a futile window after a followed futile one ends the rule: both skimmed, same log" {
+    explained_pair futile_pair 400 || return 1
+    echo "windows=${S[windows]} skimmed=${S[skimmed_windows]} futile=${S[futile_windows]}"
+    grep -q 'explain: a longer window follows the futile window of 1 ops' "$tmp/shim.err"
+    want skimmed_windows -ge 700           # of 801
 }
 
 # decode_long TAG TOKENS SYNC_EVERY: a run with the shim; its peak memory into HWM
