@@ -559,6 +559,27 @@ static void test_futile(void)
     ag_eng.p.skim_after = 0;
 }
 
+/* A step shape that no template starts with, after a futile window (one step in eight
+ * of an inference loop whose batch sizes cycle), was skimmed at every sighting: the
+ * skim went on past the futile window and stopped only when the step outgrew it, at
+ * its end.  The futile shape is now followed: the window after it is recorded in full,
+ * so the rare shape warms up and is built too. */
+static void test_futile_followed(void)
+{
+    reset();
+    ag_eng.p.skim_after = 8;
+    for (int it = 0; it < 80; it++) {
+        int first = it % 8 == 0 ? 80 : 60;    /* the rare step: other ops throughout */
+        submit(50, (uint64_t)it);             /* the futile upload */
+        sync_point();
+        for (int k = 0; k < 6; k++)
+            submit(first + k, (uint64_t)(it * 10 + k));
+        sync_point();
+    }
+    CHECK(builds == 2 && ag_eng.s.futile_windows > 0 && same_order());
+    ag_eng.p.skim_after = 0;
+}
+
 /* Freeing memory a graph points into keeps the graph (kept_freed_memory counts it);
  * its next replay patches the nodes whose args changed (the window on new memory) and
  * launches nothing that still points into the freed memory. */
@@ -1597,6 +1618,7 @@ int main(void)
     test_light_recording();
     test_skimming();
     test_futile();
+    test_futile_followed();
     test_events_not_counted();
     test_event_pool();
     test_mismatch_retire();
