@@ -281,7 +281,7 @@ static void judge_window(void)
     struct ag_template *known;
     enum ag_skip why;
     uint64_t before = ag_eng.last_hash;
-    int varied = 0, attempts, seen, repeats;
+    int varied = 0, attempts, seen, repeats, futile;
 
     if (!too_short(w, 0, w->n)) {
         /* a window too short to graph (an upload between steps) is no step's
@@ -314,9 +314,9 @@ static void judge_window(void)
     why = slice_check(w, 0, w->n);
     if (why == AG_SKIP_NONE && dropped_often(w->hash))
         why = AG_SKIP_DROPPED_OFTEN;
-    ag_futile_next_judged(ag_futile_reason(why));
-    if (why != AG_SKIP_NONE && ag_futile_reason(why) && seen > 1 &&
-        ag_futile_judged(w, why, before))
+    futile = ag_futile_reason(why);  /* 0 for AG_SKIP_NONE */
+    ag_futile_next_judged(futile);
+    if (futile && seen > 1 && ag_futile_judged(w, why, before))
         ag_skim_futile();
     if (why == AG_SKIP_NONE && seen < ag_eng.p.warmup)
         why = varied ? AG_SKIP_SHAPE_VARIES : AG_SKIP_WARMUP;
