@@ -214,6 +214,16 @@ rl_futile_then_idle() {
     rl_share_at_least 85
 }
 
+# The same loop outside deterministic mode's fill (a program not in deterministic mode
+# runs no fill kernel): the step's upload is a 1-op window, the rest graphed.  The
+# floor: issue 35's 90%.
+@test "realistic: PyTorch inference, batch size cycling 1..8, no NaN fill of new tensors: same outputs, at least 90% graphed" {
+    need_torch
+    rl_pair torch-batches-nofill "$AG_PY" tests/gpu/torch_decode.py --mode batches \
+        --model mlp --no-fill || return 1
+    rl_share_at_least 90
+}
+
 # samples_prog.cu: the habits of the CUDA samples and of ordinary user code.  Each mode
 # must give the same results with the shim; the modes the engine graphs have a floor
 # (thrust, pitch2d and hostfunc are left eager: too short, 2D copies, host functions;

@@ -47,6 +47,10 @@ torch.Generator seeded 1234.
                  batches: per-step host time (the .cpu() synchronizes) after W warm-up steps
                  (default 8, one full cycle).
 --warn-only      torch.use_deterministic_algorithms(True, warn_only=True) (default: strict)
+--no-fill        torch.utils.deterministic.fill_uninitialized_memory = False: deterministic
+                 mode otherwise fills every new tensor (NaN), one kernel more per
+                 allocation, which a program outside deterministic mode does not run;
+                 every tensor is written before it is read, so the outputs are the same
 
 Deterministic: fixed seeds, torch.use_deterministic_algorithms(True),
 CUBLAS_WORKSPACE_CONFIG=:4096:8 set before the import of torch, TF32 off.
@@ -244,6 +248,7 @@ def main():
                     help="prompt length (loop / generate 8, batches 32)")
     ap.add_argument("--attn", choices=("sdpa", "eager"), default="sdpa")
     ap.add_argument("--warn-only", action="store_true")
+    ap.add_argument("--no-fill", action="store_true")
     args = ap.parse_args()
     if args.tokens is None:
         args.tokens = 200 if args.mode == "generate" else 400
@@ -260,6 +265,8 @@ def main():
 
     dev = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.use_deterministic_algorithms(True, warn_only=args.warn_only)
+    if args.no_fill:
+        torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = False
