@@ -297,11 +297,15 @@ struct ag_successor { uint64_t before, next; unsigned streak; uint32_t noted; };
 #define AG_FUTILE_RECHECK  256     /* skimmed repeats between two full judgements */
 #define AG_FUTILE_HOLD_OFF 8       /* judged windows without futile skimming after a
                                     * skimmed repeat of another shape */
+#define AG_FUTILE_BEFORE   8       /* windows remembered as coming before one shape */
 struct ag_futile {
     uint64_t hash;              /* the window's hash (0: free) */
     uint64_t fingerprint;       /* its skim fingerprint and op count */
-    uint64_t before;            /* the hash of the window judged before it, last time */
+    uint64_t before[AG_FUTILE_BEFORE];  /* hashes of windows judged before it, the
+                                 * latest distinct ones (a step whose shape cycles
+                                 * through batch sizes has one per size) */
     uint32_t ops, judged, last, skimmed;
+    uint32_t before_next;       /* the slot of before[] to overwrite next */
     int followed;               /* a longer window came after it while skimming: after
                                  * its skimmed window, the next one is recorded in full */
 };

@@ -16,8 +16,9 @@
  * A skimmed repeat of any other shape stops skimming as before and holds futile
  * re-entry off for AG_FUTILE_HOLD_OFF judged windows, so that a graphable window
  * interleaved with futile ones is recorded in full long enough to warm up.
- * Where a futile shape followed a window last time, skimming starts right after
- * that window (a graphed step followed by a futile tail skims the tail).  Skimming
+ * Where a futile shape followed a window lately (one of the AG_FUTILE_BEFORE
+ * shapes last seen before it), skimming starts right after that window (a graphed
+ * step followed by a futile tail skims the tail, whichever of its shapes it took).  Skimming
  * started for futile shapes stops as soon as a window outgrows all of them (the
  * program's setup had short windows, its loop is long): that window is recorded.
  * The futile shape skimmed before such a window is *followed*: after its skimmed
@@ -54,6 +55,25 @@ static struct ag_futile *find(uint64_t hash)
         if (ag_eng.futile[i].hash == hash && hash != 0)
             return &ag_eng.futile[i];
     return NULL;
+}
+
+static void note_before(struct ag_futile *f, uint64_t before)
+{
+    if (before == 0)
+        return;
+    for (int i = 0; i < AG_FUTILE_BEFORE; i++)
+        if (f->before[i] == before)
+            return;
+    f->before[f->before_next] = before;
+    f->before_next = (f->before_next + 1) % AG_FUTILE_BEFORE;
+}
+
+static int came_after(const struct ag_futile *f, uint64_t hash)
+{
+    for (int i = 0; i < AG_FUTILE_BEFORE; i++)
+        if (f->before[i] == hash)
+            return 1;
+    return 0;
 }
 
 static struct ag_futile *slot_for(uint64_t hash)
@@ -96,7 +116,7 @@ int ag_futile_judged(const struct ag_window *w, enum ag_skip why, uint64_t befor
     }
     f->fingerprint = w->fingerprint;
     f->ops = (uint32_t)w->n;
-    f->before = before;
+    note_before(f, before);
     f->last = ag_eng.judged;
     f->skimmed = 0;
     if (f->judged < AG_FUTILE_AFTER && ++f->judged == AG_FUTILE_AFTER) {
@@ -118,7 +138,7 @@ int ag_futile_window_end(uint64_t hash)
         return 0;                    /* none yet: nothing to look up */
     for (int i = 0; i < AG_FUTILE_SIZE; i++) {
         const struct ag_futile *f = &ag_eng.futile[i];
-        if (f->judged >= AG_FUTILE_AFTER && f->before == hash && hash != 0) {
+        if (f->judged >= AG_FUTILE_AFTER && hash != 0 && came_after(f, hash)) {
             ag_eng.k.last_futile = 0;    /* skimming starts before the futile shape */
             return may_skim();
         }

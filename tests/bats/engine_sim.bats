@@ -958,13 +958,15 @@ explained_pair() {
 # futile upload, was skimmed at every sighting (skimming went on past the upload and
 # stopped only when the step outgrew it, at its end): the one batch size of eight whose
 # kernels differ never warmed up.  The upload is now "followed": after it, the next
-# window is recorded in full.
+# window is recorded in full.  The upload comes after steps of two shapes: skimming
+# starts after either (one predecessor remembered: 297 of 400 uploads skimmed, the rest
+# recorded in full and judged too short again).
 @test "batches_cycle: a batch size whose kernels differ, after a futile upload, is recorded and graphed too: same log, graphed" {
     explained_pair batches_cycle 400 || return 1
     echo "templates=${S[templates]} graphed=${S[launches_graphed]} eager=${S[launches_eager]} skimmed=${S[skimmed_windows]}"
     want launches_graphed -ge 6500         # of 6800 (about 5900 before: batch size 1 eager)
     want templates -ge 2
-    want futile_windows -ge 200            # the uploads are still skimmed
+    want futile_windows -ge 380            # the uploads are still skimmed, of 400
     grep -q 'explain: a longer window follows the futile window of 1 ops' "$tmp/shim.err"
 }
 
