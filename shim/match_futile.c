@@ -18,9 +18,9 @@
  * interleaved with futile ones is recorded in full long enough to warm up.
  * Where a futile shape followed a window lately (one of the AG_FUTILE_BEFORE
  * shapes last seen before it), skimming starts right after that window (a graphed
- * step followed by a futile tail skims the tail, whichever of its shapes it took).  Skimming
- * started for futile shapes stops as soon as a window outgrows all of them (the
- * program's setup had short windows, its loop is long): that window is recorded.
+ * step followed by a futile tail skims the tail, whichever of its shapes it took).
+ * Skimming started for futile shapes stops as soon as a window outgrows all of them
+ * (the program's setup had short windows, its loop is long): that window is recorded.
  * The futile shape skimmed before such a window is *followed*: after its skimmed
  * window the next one is recorded in full.  Otherwise a step shape that no template
  * starts with, coming after a futile upload (the one batch size of eight whose
