@@ -25,7 +25,9 @@
 #     torch_generate torch_decode.py --mode generate (HF generate, 200 new tokens)
 #     torch_batches  torch_decode.py --mode batches  (GPT-2 forward, batch 1..8 cycling, 200)
 #     mlp_batches    torch_decode.py --mode batches --model mlp --no-fill  (an MLP, the
-#                    same cycling, without deterministic mode's fill of new tensors)
+#                    same cycling, without deterministic mode's fill of new tensors; its
+#                    timing runs take 1500 steps, long enough for a speed guard trial:
+#                    the in-process column, where processes differ by more than the shim)
 #   The torch ones need python with torch and CUDA; loop and generate need transformers
 #   (without it they are skipped and batches uses --model mlp).
 #   p50 is per token (per step for batches). Where the loop never syncs (decode, torch_loop)
@@ -84,7 +86,8 @@ if pysrc=$(find_src torch_decode.py 2>/dev/null); then
             hf=1
         fi
     fi
-    [ $tok -eq 1 ] && add mlp_batches "$PYTHON $pysrc --mode batches --model mlp --no-fill $TORCH_ARGS" ""
+    [ $tok -eq 1 ] && add mlp_batches "$PYTHON $pysrc --mode batches --model mlp --no-fill $TORCH_ARGS" \
+        "--steps 1500"
     if [ $tok -eq 0 ]; then
         say "torch (with CUDA) not importable by $PYTHON: torch workloads skipped"
     elif [ $hf -eq 0 ]; then
