@@ -57,23 +57,20 @@ static struct ag_futile *find(uint64_t hash)
     return NULL;
 }
 
-static void note_before(struct ag_futile *f, uint64_t before)
-{
-    if (before == 0)
-        return;
-    for (int i = 0; i < AG_FUTILE_BEFORE; i++)
-        if (f->before[i] == before)
-            return;
-    f->before[f->before_next] = before;
-    f->before_next = (f->before_next + 1) % AG_FUTILE_BEFORE;
-}
-
 static int came_after(const struct ag_futile *f, uint64_t hash)
 {
     for (int i = 0; i < AG_FUTILE_BEFORE; i++)
         if (f->before[i] == hash)
             return 1;
     return 0;
+}
+
+static void note_before(struct ag_futile *f, uint64_t before)
+{
+    if (before == 0 || came_after(f, before))
+        return;
+    f->before[f->before_next] = before;
+    f->before_next = (f->before_next + 1) % AG_FUTILE_BEFORE;
 }
 
 static struct ag_futile *slot_for(uint64_t hash)
@@ -134,11 +131,11 @@ int ag_futile_window_end(uint64_t hash)
 {
     if (ag_eng.futile_hold_off)
         ag_eng.futile_hold_off--;
-    if (ag_eng.s.futile_shapes == 0)
-        return 0;                    /* none yet: nothing to look up */
+    if (ag_eng.s.futile_shapes == 0 || hash == 0)
+        return 0;                    /* none yet, or no window: nothing to look up */
     for (int i = 0; i < AG_FUTILE_SIZE; i++) {
         const struct ag_futile *f = &ag_eng.futile[i];
-        if (f->judged >= AG_FUTILE_AFTER && hash != 0 && came_after(f, hash)) {
+        if (f->judged >= AG_FUTILE_AFTER && came_after(f, hash)) {
             ag_eng.k.last_futile = 0;    /* skimming starts before the futile shape */
             return may_skim();
         }
