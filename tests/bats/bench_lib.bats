@@ -113,3 +113,16 @@ FAKE
     [ "$status" -eq 1 ]
     [[ "$output" == *"--alt needs at least one VAR=VALUE"* ]]
 }
+
+@test "bench lib: loose_bench.sh builds only the programs of the workloads in --only" {
+    run bash tests/bench/loose_bench.sh --dry-run --only numlib_fft,samples_curand \
+        "$tmp/lib.so" "$tmp/out"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"building numlib_prog"* ]]
+    [[ "$output" == *"building samples_prog"* ]]
+    [[ "$output" != *"building solver_prog"* ]]
+    [[ "$output" != *"building trainer_prog"* ]]
+    run bash tests/bench/loose_bench.sh --dry-run "$tmp/lib.so" "$tmp/out"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'building ' <<<"$output")" -eq 5 ]
+}

@@ -115,6 +115,13 @@ wanted() {
     return 1
 }
 
+# wanted_any PREFIX: some wanted workload's name starts with PREFIX (all are, without --only)
+wanted_any() {
+    [ -z "$only" ] && return 0
+    case ",$only" in *",$1"*) return 0 ;; esac
+    return 1
+}
+
 # build_prog NAME [LINK ARGS...]: NAME.cu (find_src) into $bin/NAME with nvcc; exits on failure
 build_prog() {
     local p=$1 src

@@ -6,8 +6,9 @@
 # usage: loose_bench.sh [--dry-run] [--no-build] [--reps N] [--only NAME,...]
 #                       [--alt 'VAR=VAL ...'] LIBAUTOGRAPH_SO OUTDIR
 #
-#   Builds solver_prog, alloc_loop_prog, trainer_prog (cuBLASLt) and samples_prog (Thrust,
-#   cuRAND) with nvcc into OUTDIR/bin, then for each workload
+#   Builds those of solver_prog, alloc_loop_prog, trainer_prog (cuBLASLt), samples_prog
+#   (Thrust, cuRAND) and numlib_prog (cuSPARSE, cuBLAS, cuFFT) that the wanted workloads
+#   run with nvcc into OUTDIR/bin, then for each workload
 #     (a) runs it without the shim                     -> OUTDIR/<name>.off.{out,err}
 #     (b) runs it with LD_PRELOAD=LIB AUTOGRAPH_SUMMARY=1 -> OUTDIR/<name>.on.{out,err},
 #         the exit summary (its "libautograph:" lines) -> OUTDIR/<name>.summary
@@ -20,7 +21,8 @@
 #   (--stream), alloc_loop, alloc_async (--async), trainer, samples_thrust,
 #   samples_symbol, samples_pitch2d, samples_timing, samples_streams, samples_query,
 #   samples_hostfunc, samples_curand (samples_prog --mode thrust ... curand),
-#   samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1), torch_train
+#   samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1), numlib_cg,
+#   numlib_cg_device, numlib_fft, numlib_managed (numlib_prog --mode cg ... managed), torch_train
 #   (torch_train_loop.py, when python3 can import torch with a GPU), torch_modern and
 #   torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler; bf16, fused AdamW), jax_train,
 #   jax_nocb and jax_eager (jax_train_loop.py: a jit step, the same with XLA's command
@@ -47,10 +49,11 @@ cmp_init 5 1 "$@"
 
 # --- build ----------------------------------------------------------------------------------
 if [ $build -eq 1 ]; then
-    build_prog solver_prog
-    build_prog alloc_loop_prog
-    build_prog trainer_prog -lcublasLt
-    build_prog samples_prog -lcurand
+    wanted_any solver && build_prog solver_prog
+    wanted_any alloc_ && build_prog alloc_loop_prog
+    wanted_any trainer && build_prog trainer_prog -lcublasLt
+    wanted_any samples_ && build_prog samples_prog -lcurand
+    wanted_any numlib_ && build_prog numlib_prog -lcusparse -lcublas -lcufft
 fi
 
 # --- workloads: name and command ---------------------------------------------------------------
@@ -71,6 +74,10 @@ add samples_query "$bin/samples_prog --mode query"
 add samples_hostfunc "$bin/samples_prog --mode hostfunc"
 add samples_hostfunc_graphed "env AUTOGRAPH_HOST_FUNCS=1 $bin/samples_prog --mode hostfunc"
 add samples_curand "$bin/samples_prog --mode curand"
+add numlib_cg "$bin/numlib_prog --mode cg"
+add numlib_cg_device "$bin/numlib_prog --mode cg_device"
+add numlib_fft "$bin/numlib_prog --mode fft"
+add numlib_managed "$bin/numlib_prog --mode managed"
 if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     if torch_cuda_ok; then
         add torch_train "$PYTHON $pysrc"

@@ -24,6 +24,9 @@
 #                       cudaEventQuery, then cudaStreamQuery), hostfunc (cudaLaunchHostFunc
 #                       callbacks that read and write mapped memory), curand (cuRAND's
 #                       Philox generator on a created stream)
+#   numlib_static       loops on the toolkit's libraries: conjugate gradient (cuSPARSE and
+#                       cuBLAS, scalars read back every iteration, or kept on the device),
+#                       a cuFFT spectral step, and managed memory the host edits in place
 #   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
 #   torch_modern_loop.py a PyTorch MLP trained the modern way: fp16 autocast and GradScaler
 #                       (or bf16 and fused AdamW), dropout, AdamW and OneCycleLR, pinned
@@ -274,6 +277,28 @@ rl_futile_then_idle() {
 @test "realistic: samples curand: curandGenerate (Philox) on a created stream, 3 kernels, an async copy to pinned memory, a stream sync, every iteration: same results" {
     rl_pair samples-curand "$AG_BIN/samples_static" --mode curand || return 1
     rl_share_at_least 80
+}
+
+# numlib_prog.cu: the toolkit's libraries launch the kernels (cuSPARSE, cuBLAS, cuFFT from
+# their own modules), and managed memory that the host reads and writes between launches.
+@test "realistic: numlib cg: the conjugateGradient sample (cusparseSpMV, cuBLAS dots into stack floats, cudaDeviceSynchronize) every iteration: same results, graphed" {
+    rl_pair numlib-cg "$AG_BIN/numlib_static" --mode cg || return 1
+    rl_share_at_least 90                   # the windows between the dots' read backs
+}
+
+@test "realistic: numlib cg_device: conjugate gradient with the scalars on the device, the residual read back every 10th iteration: same results, graphed" {
+    rl_pair numlib-cg-device "$AG_BIN/numlib_static" --mode cg_device || return 1
+    rl_share_at_least 90
+}
+
+@test "realistic: numlib fft: cufftExecR2C, a kernel, cufftExecC2R, a kernel, block sums read back every 8th step: same results, graphed" {
+    rl_pair numlib-fft "$AG_BIN/numlib_static" --mode fft || return 1
+    rl_share_at_least 90
+}
+
+# (page migration takes most of an iteration: the speed guard may pause graphing, so no floor)
+@test "realistic: numlib managed: cudaMallocManaged memory written by the host between iterations and read by 4 kernels through a pointer, the sums read from managed memory: same results" {
+    rl_pair numlib-managed "$AG_BIN/numlib_static" --mode managed
 }
 
 # match_speed.c: with AUTOGRAPH_GUARD_MS=1 the speed guard's trials start at the first

@@ -64,6 +64,7 @@
 #include <thrust/transform.h>
 
 #include "prog_common.cuh"   // KL, k_seed_u, k_affine, dev_u
+#include "mode_loop.cuh"     // tick, fold, fold_words, fold_dev, xmalloc, mode_main
 
 #define CR(x)                                                                          \
     do {                                                                               \
@@ -78,56 +79,6 @@
 #define TB 256         // threads per block of the 1D kernels
 #define NB 64          // blocks of k_blocksum: the block sums read back
 #define NVEC (1 << 18) // elements of the vectors of symbol, timing and hostfunc
-
-// --- the loop: iterations, timing, the hash -----------------------------------------------
-
-static int g_iters, g_warmup = 100, g_timing, g_ntimes;
-static double *g_times;
-static uint64_t g_h = FNV_INIT;
-
-// the end of iteration it, begun at t0 (now_us)
-static void tick(int it, double t0)
-{
-    if (g_timing && it >= g_warmup)
-        g_times[g_ntimes++] = now_us() - t0;
-}
-
-static void fold(const void *p, size_t n) { g_h = fnv1a(p, n, g_h); }
-
-// Large read backs, 8 times fewer steps: FNV-1a over 64-bit words (the high half of the
-// state folded into the low after each, so that every bit reaches every bit), then FNV-1a
-// over the tail bytes
-static void fold_words(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        g_h = (g_h ^ w) * 0x100000001b3ull;
-        g_h ^= g_h >> 32;
-    }
-    g_h = fnv1a(b + i, n - i, g_h);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n);
-    if (!p) {
-        fprintf(stderr, "out of host memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-// a device buffer's bytes, copied back (synchronous cudaMemcpy), into the hash
-static void fold_dev(const void *d, size_t n)
-{
-    void *h = xmalloc(n);
-    CK(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost));
-    fold_words(h, n);
-    free(h);
-}
 
 // --- kernels shared by the modes ----------------------------------------------------------
 
@@ -685,59 +636,14 @@ static void run_curand(void)
 
 // --- main -----------------------------------------------------------------------------------
 
-static const struct mode {
-    const char *name;
-    void (*run)(void);
-    int iters; // default: a second or two of loop on the GPUs this runs on
-} modes[] = {
+static const struct loop_mode modes[] = {
     {"thrust", run_thrust, 10000},   {"symbol", run_symbol, 20000},
     {"pitch2d", run_pitch2d, 4000},  {"timing", run_timing, 20000},
     {"streams", run_streams, 8000},  {"query", run_query, 20000},
     {"hostfunc", run_hostfunc, 2000}, {"curand", run_curand, 20000},
 };
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: samples_prog --mode thrust|symbol|pitch2d|timing|streams|query|"
-                    "hostfunc|curand [--iters I] [--time] [--warmup W]\n");
-    exit(1);
-}
-
 int main(int argc, char **argv)
 {
-    const struct mode *m = NULL;
-    int iters = 0;
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--mode") && a + 1 < argc) {
-            a++;
-            for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
-                if (!strcmp(argv[a], modes[k].name))
-                    m = &modes[k];
-            if (!m)
-                usage();
-        } else if (!strcmp(argv[a], "--time"))
-            g_timing = 1;
-        else if (!strcmp(argv[a], "--iters") && a + 1 < argc)
-            iters = intarg(argv[++a], 1, 10000000);
-        else if (!strcmp(argv[a], "--warmup") && a + 1 < argc)
-            g_warmup = intarg(argv[++a], 0, 1000000);
-        else
-            usage();
-    }
-    if (!m)
-        usage();
-    g_iters = iters ? iters : m->iters;
-    if (g_timing && g_iters < g_warmup + 200)
-        g_iters = g_warmup + 200;
-    g_times = (double *)xmalloc(sizeof(double) * (size_t)g_iters);
-    m->run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    printf("iterations %d\n", g_iters);
-    printf("result %016llx\n", (unsigned long long)g_h);
-    if (g_timing)
-        print_percentiles("per_iter_us", g_times, g_ntimes);
-    fflush(stdout);
-    free(g_times);
-    return 0;
+    return mode_main(argc, argv, "samples_prog", modes, sizeof modes / sizeof modes[0]);
 }
