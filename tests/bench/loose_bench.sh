@@ -18,9 +18,10 @@
 #     ratio (off over the on run just after it) with their median
 #   and prints a markdown table last (also in OUTDIR/table.md).
 #   Workloads (names for --only): solver, solver_k4 (--kernels 4), solver_stream
-#   (--stream), alloc_loop, alloc_async (--async), trainer, samples_thrust,
-#   samples_symbol, samples_pitch2d, samples_timing, samples_streams, samples_query,
-#   samples_hostfunc, samples_curand (samples_prog --mode thrust ... curand),
+#   (--stream), alloc_loop, alloc_async (--async), trainer, trainer_par (--reduce
+#   parallel), samples_thrust, samples_symbol, samples_pitch2d, samples_timing,
+#   samples_streams, samples_query, samples_hostfunc, samples_curand (samples_prog --mode
+#   thrust ... curand),
 #   samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1), numlib_cg,
 #   numlib_cg_device, numlib_fft, numlib_managed (numlib_prog --mode cg ... managed), torch_train
 #   (torch_train_loop.py, when python3 can import torch with a GPU), torch_modern and
@@ -65,6 +66,7 @@ add solver_stream "$bin/solver_prog --stream"
 add alloc_loop "$bin/alloc_loop_prog"
 add alloc_async "$bin/alloc_loop_prog --async"
 add trainer "$bin/trainer_prog"
+add trainer_par "$bin/trainer_prog --reduce parallel"
 add samples_thrust "$bin/samples_prog --mode thrust"
 add samples_symbol "$bin/samples_prog --mode symbol"
 add samples_pitch2d "$bin/samples_prog --mode pitch2d"

@@ -9,6 +9,7 @@
 #   alloc_loop_static   cudaMalloc of a temporary (two sizes in turn), 16 launches on it,
 #                       cudaFree, per iteration (and cudaMallocAsync / cudaFreeAsync)
 #   trainer_static      a C trainer (cuBLASLt and its own kernels on a blocking stream,
+#                       serial or parallel column sums and norms,
 #                       synchronous copies and memsets on the legacy stream mid-step)
 #   staged_static       pageable uploads while the GPU runs behind (a 1 MiB staging ring),
 #                       a scalar read into a stack variable, synchronous copies and memsets
@@ -121,6 +122,11 @@ rl_futile_then_idle() {
     # chunks that reach the GPU while the program still submits
     [ "$(ag_sum chunk_launches "$BATS_TEST_TMPDIR"/b.sum.*)" -gt \
       "$((2 * $(ag_sum replays "$BATS_TEST_TMPDIR"/b.sum.*)))" ]
+}
+
+@test "realistic: C trainer with parallel reductions (partial sums, then in order: more and shorter kernels): same losses and parameters, graphed" {
+    rl_pair trainer-par "$AG_BIN/trainer_static" --steps 200 --reduce parallel || return 1
+    rl_share_at_least 95
 }
 
 @test "realistic: pageable uploads while the GPU runs behind, a ring of 1 MiB (slots reused only once read): same result, staged, graphed" {

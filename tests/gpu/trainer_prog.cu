@@ -24,9 +24,15 @@
 // per step at the defaults (B 4, T 64, C 128, L 2, V 512): launch-bound.
 //
 // usage: trainer_prog [--steps S] [--layers L] [--dim C] [--vocab V] [--batch B] [--seq T]
-//                     [--time] [--warmup W]
+//                     [--reduce serial|parallel] [--time] [--warmup W]
 //   --steps default 30; --time: per-step host time (step start .. cudaDeviceSynchronize)
 //   over the steps after W warm-up steps (default 5): "per_iter_us p50 <x> p90 <y>"
+//   --reduce: how the backward pass's column sums (bias and layernorm parameter gradients,
+//   the token embedding's gradient) and the gradient norms are taken: serial (the default:
+//   one thread per column walks every row, one block per tensor's norm: simple, and
+//   latency-bound on the GPU) or parallel (partial sums over chunks of 16 rows, then the
+//   partials in order, as tuned trainers do: more launches, each short).  Both are
+//   deterministic.
 //
 // stdout: "step N loss 0x<float bits>" per step, then "result <16 hex>" (FNV-1a over all
 // parameters and the AdamW moments at the end, and every step's loss).  Build:
@@ -321,6 +327,94 @@ __global__ void k_adamw(float *p, const float *g, float *m, float *v, int n, flo
     }
 }
 
+// --- the same reductions in parallel (--reduce parallel) -----------------------------------
+// Each in a fixed order, so deterministic: per-chunk partial sums over RCH rows, then a
+// second kernel that adds a column's partials in chunk order.
+
+#define RCH 16         // rows per partial sum
+#define NORM_BLOCKS 32 // blocks per tensor of the squared norm's first stage
+
+// part[k * OC + o] = sum of dout[r, o] over the rows r of chunk k
+__global__ void k_colsum_part(float *part, const float *dout, int N, int OC)
+{
+    int o = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
+    if (o >= OC)
+        return;
+    float s = 0.0f;
+    for (int r = k * RCH; r < N && r < (k + 1) * RCH; r++)
+        s += dout[(size_t)r * OC + o];
+    part[(size_t)k * OC + o] = s;
+}
+
+// the layernorm's dw and db partials of chunk k: part[k * C + c], part[(nch + k) * C + c]
+__global__ void k_ln_params_part(float *part, const float *dout, const float *inp,
+                                 const float *mean, const float *rstd, int N, int C, int nch)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
+    if (c >= C)
+        return;
+    float sw = 0.0f, sb = 0.0f;
+    for (int row = k * RCH; row < N && row < (k + 1) * RCH; row++) {
+        float g = dout[(size_t)row * C + c];
+        sw += g * (inp[(size_t)row * C + c] - mean[row]) * rstd[row];
+        sb += g;
+    }
+    part[(size_t)k * C + c] = sw;
+    part[(size_t)(nch + k) * C + c] = sb;
+}
+
+// dst[o] += the nch partials of column o, in chunk order
+__global__ void k_colsum_final(float *dst, const float *part, int nch, int OC)
+{
+    int o = blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= OC)
+        return;
+    float s = 0.0f;
+    for (int k = 0; k < nch; k++)
+        s += part[(size_t)k * OC + o];
+    dst[o] += s;
+}
+
+// dwte[v, c] += dout[bt, c] over the tokens bt with idx[bt] == v, in token order: one
+// thread per (v, c) instead of one per channel walking all tokens
+__global__ void k_encoder_bwd_wte_par(float *dwte, const float *dout, const int *idx, int BT,
+                                      int V, int C)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= V * C)
+        return;
+    int v = i / C, c = i % C;
+    float s = 0.0f;
+    int hit = 0;
+    for (int bt = 0; bt < BT; bt++)
+        if (idx[bt] == v) {
+            s += dout[(size_t)bt * C + c];
+            hit = 1;
+        }
+    if (hit)
+        dwte[i] += s;
+}
+
+// parts[blockIdx.x * stride + slot] = the squared norm of this block's grid-stride share
+// of g (k_colsum_final then adds each tensor's NORM_BLOCKS partials into norms[slot])
+__global__ void k_sqnorm_part(float *parts, int stride, int slot, const float *g, int n)
+{
+    __shared__ float sh[256];
+    int t = threadIdx.x;
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + t; i < n; i += gridDim.x * blockDim.x)
+        s += g[i] * g[i];
+    sh[t] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (t < k)
+            sh[t] += sh[t + k];
+        __syncthreads();
+    }
+    if (t == 0)
+        parts[blockIdx.x * stride + slot] = sh[0];
+}
+
 // --- cuBLASLt ------------------------------------------------------------------------------
 
 static cublasLtHandle_t g_lt;
@@ -420,6 +514,58 @@ static void matmul_bwd(cudaStream_t s, float *dinp, float *dW, const float *dout
 
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+// --reduce: serial (one thread per output column walks every row; one block per tensor's
+// norm) or parallel (partial sums over chunks of rows, then the partials in chunk order)
+static int g_par;
+static float *g_part;       // 2 x ceil(rows / RCH) x the widest row
+static float *g_norm_parts; // NORM_BLOCKS x tensors
+
+static void bias_bwd(cudaStream_t s, float *db, const float *dout, int N, int OC)
+{
+    if (!g_par) {
+        KL(k_bias_bwd<<<cdiv(OC, 128), 128, 0, s>>>(db, dout, N, OC));
+        return;
+    }
+    int nch = cdiv(N, RCH);
+    KL(k_colsum_part<<<dim3(cdiv(OC, 128), nch), 128, 0, s>>>(g_part, dout, N, OC));
+    KL(k_colsum_final<<<cdiv(OC, 128), 128, 0, s>>>(db, g_part, nch, OC));
+}
+
+static void ln_bwd_params(cudaStream_t s, float *dw, float *db, const float *dout,
+                          const float *inp, const float *mean, const float *rstd, int N, int C)
+{
+    if (!g_par) {
+        KL(k_ln_bwd_params<<<cdiv(C, 128), 128, 0, s>>>(dw, db, dout, inp, mean, rstd, N, C));
+        return;
+    }
+    int nch = cdiv(N, RCH);
+    KL(k_ln_params_part<<<dim3(cdiv(C, 128), nch), 128, 0, s>>>(g_part, dout, inp, mean, rstd,
+                                                                  N, C, nch));
+    KL(k_colsum_final<<<cdiv(C, 128), 128, 0, s>>>(dw, g_part, nch, C));
+    KL(k_colsum_final<<<cdiv(C, 128), 128, 0, s>>>(db, g_part + (size_t)nch * C, nch, C));
+}
+
+static void encoder_bwd_wte(cudaStream_t s, float *dwte, const float *dout, const int *idx,
+                            int BT, int V, int C)
+{
+    if (g_par)
+        KL(k_encoder_bwd_wte_par<<<cdiv(V * C, 256), 256, 0, s>>>(dwte, dout, idx, BT, V, C));
+    else
+        KL(k_encoder_bwd_wte<<<cdiv(C, 128), 128, 0, s>>>(dwte, dout, idx, BT, C));
+}
+
+// norms[i] += the squared norm of gradient tensor i (norms zeroed each step)
+static void grad_sqnorms(cudaStream_t s, float *norms, float *const *g, const int *len, int nt)
+{
+    for (int i = 0; i < nt; i++)
+        if (g_par)
+            KL(k_sqnorm_part<<<NORM_BLOCKS, 256, 0, s>>>(g_norm_parts, nt, i, g[i], len[i]));
+        else
+            KL(k_sqnorm<<<1, 256, 0, s>>>(norms, i, g[i], len[i]));
+    if (g_par)
+        KL(k_colsum_final<<<cdiv(nt, 128), 128, 0, s>>>(norms, g_norm_parts, NORM_BLOCKS, nt));
+}
+
 // parameter tensors, in one buffer
 enum { P_WTE, P_WPE, P_LAYER0 };
 enum { L_LN1W, L_LN1B, L_WA, L_BA, L_LN2W, L_LN2B, L_WFC, L_BFC, L_WP, L_BP, L_N };
@@ -444,9 +590,13 @@ int main(int argc, char **argv)
             B = intarg(argv[++a], 1, 1024);
         else if (!strcmp(argv[a], "--seq") && a + 1 < argc)
             T = intarg(argv[++a], 1, 4096);
+        else if (!strcmp(argv[a], "--reduce") && a + 1 < argc &&
+                 (!strcmp(argv[a + 1], "serial") || !strcmp(argv[a + 1], "parallel")))
+            g_par = !strcmp(argv[++a], "parallel");
         else {
             fprintf(stderr, "usage: trainer_prog [--steps S] [--layers L] [--dim C] "
-                            "[--vocab V] [--batch B] [--seq T] [--time] [--warmup W]\n");
+                            "[--vocab V] [--batch B] [--seq T] [--reduce serial|parallel] [--time] "
+                            "[--warmup W]\n");
             return 1;
         }
     }
@@ -489,11 +639,18 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&mom, np * 4));
     CK(cudaMalloc(&vel, np * 4));
     CK(cudaMalloc(&norms, (nt + 1) * 4));
+    CK(cudaMalloc(&g_part, (size_t)2 * cdiv(BT, RCH) * (H > C ? H : C) * 4));
+    CK(cudaMalloc(&g_norm_parts, (size_t)NORM_BLOCKS * nt * 4));
     CK(cudaMemset(params, 0, np * 4));
     CK(cudaMemset(mom, 0, np * 4));
     CK(cudaMemset(vel, 0, np * 4));
 #define PT(i) (params + off[i])
 #define GT(i) (grads + off[i])
+    float **gts = (float **)malloc(nt * sizeof(float *)); // the gradient tensors
+    if (!gts)
+        return 2;
+    for (int i = 0; i < nt; i++)
+        gts[i] = GT(i);
     for (int i = 0; i < nt; i++) {
         int li = (i - P_LAYER0) % L_N;
         int is_ln_w = (i >= P_LAYER0 && i < P_LNFW && (li == L_LN1W || li == L_LN2W)) || i == P_LNFW;
@@ -606,33 +763,30 @@ int main(int argc, char **argv)
         matmul_bwd(s, dln, GT(P_LM), dlogits, lnf, PT(P_LM), BT, C, V);
         KL(k_ln_bwd_inp<<<cdiv(BT, rows_per_block), tb, 0, s>>>(dres[0], NULL, dln, resid[L], mf,
                                                                rf, PT(P_LNFW), BT, C));
-        KL(k_ln_bwd_params<<<cdiv(C, 128), 128, 0, s>>>(GT(P_LNFW), GT(P_LNFB), dln, resid[L],
-                                                       mf, rf, BT, C));
+        ln_bwd_params(s, GT(P_LNFW), GT(P_LNFB), dln, resid[L], mf, rf, BT, C);
         for (int l = L - 1; l >= 0; l--) {
             int p = P_LAYER0 + l * L_N;
             // dres[0]: d x3 (this block's output)
             matmul_bwd(s, dg, GT(p + L_WP), dres[0], gg[l], PT(p + L_WP), BT, H, C);
-            KL(k_bias_bwd<<<cdiv(C, 128), 128, 0, s>>>(GT(p + L_BP), dres[0], BT, C));
+            bias_bwd(s, GT(p + L_BP), dres[0], BT, C);
             KL(k_gelu_bwd<<<cdiv(BT * H, tb), tb, 0, s>>>(dh, hh[l], dg, BT * H));
             matmul_bwd(s, dln, GT(p + L_WFC), dh, ln2[l], PT(p + L_WFC), BT, C, H);
-            KL(k_bias_bwd<<<cdiv(H, 128), 128, 0, s>>>(GT(p + L_BFC), dh, BT, H));
+            bias_bwd(s, GT(p + L_BFC), dh, BT, H);
             KL(k_ln_bwd_inp<<<cdiv(BT, rows_per_block), tb, 0, s>>>(dres[1], dres[0], dln, x2[l],
                                                                    m2[l], r2[l], PT(p + L_LN2W), BT, C));
-            KL(k_ln_bwd_params<<<cdiv(C, 128), 128, 0, s>>>(GT(p + L_LN2W), GT(p + L_LN2B), dln,
-                                                           x2[l], m2[l], r2[l], BT, C));
+            ln_bwd_params(s, GT(p + L_LN2W), GT(p + L_LN2B), dln, x2[l], m2[l], r2[l], BT, C);
             // dres[1]: d x2
             matmul_bwd(s, dln, GT(p + L_WA), dres[1], ln1[l], PT(p + L_WA), BT, C, C);
-            KL(k_bias_bwd<<<cdiv(C, 128), 128, 0, s>>>(GT(p + L_BA), dres[1], BT, C));
+            bias_bwd(s, GT(p + L_BA), dres[1], BT, C);
             KL(k_ln_bwd_inp<<<cdiv(BT, rows_per_block), tb, 0, s>>>(dres[0], dres[1], dln, resid[l],
                                                                    m1[l], r1[l], PT(p + L_LN1W), BT, C));
-            KL(k_ln_bwd_params<<<cdiv(C, 128), 128, 0, s>>>(GT(p + L_LN1W), GT(p + L_LN1B), dln,
-                                                           resid[l], m1[l], r1[l], BT, C));
+            ln_bwd_params(s, GT(p + L_LN1W), GT(p + L_LN1B), dln, resid[l], m1[l], r1[l], BT,
+                          C);
         }
-        KL(k_encoder_bwd_wte<<<cdiv(C, 128), 128, 0, s>>>(GT(P_WTE), dres[0], idx, BT, C));
+        encoder_bwd_wte(s, GT(P_WTE), dres[0], idx, BT, V, C);
         KL(k_encoder_bwd_wpe<<<cdiv(T * C, tb), tb, 0, s>>>(GT(P_WPE), dres[0], B, T, C));
         // ---- gradient clipping and AdamW, one launch per tensor
-        for (int i = 0; i < nt; i++)
-            KL(k_sqnorm<<<1, 256, 0, s>>>(norms, i, GT(i), len[i]));
+        grad_sqnorms(s, norms, gts, len, nt);
         KL(k_clip<<<1, 1, 0, s>>>(norms, nt, maxnorm));
         float b1c = 1.0f - powf(b1, (float)(step + 1)), b2c = 1.0f - powf(b2, (float)(step + 1));
         for (int i = 0; i < nt; i++)
