@@ -282,13 +282,14 @@ __global__ void k_xent_bwd(float *dlogits, const float *probs, const int *tgt, i
     }
 }
 
-// squared norm of one gradient tensor: one block, fixed tree (deterministic)
-__global__ void k_sqnorm(float *norms, int slot, const float *g, int n)
+// the squared norm of this block's grid-stride share of g (256 threads), a fixed tree
+// (deterministic); valid in thread 0
+__device__ float block_sqsum(const float *g, int n)
 {
     __shared__ float sh[256];
     int t = threadIdx.x;
     float s = 0.0f;
-    for (int i = t; i < n; i += blockDim.x)
+    for (int i = blockIdx.x * blockDim.x + t; i < n; i += gridDim.x * blockDim.x)
         s += g[i] * g[i];
     sh[t] = s;
     __syncthreads();
@@ -297,8 +298,15 @@ __global__ void k_sqnorm(float *norms, int slot, const float *g, int n)
             sh[t] += sh[t + k];
         __syncthreads();
     }
-    if (t == 0)
-        norms[slot] += sh[0];
+    return sh[0];
+}
+
+// squared norm of one gradient tensor: one block
+__global__ void k_sqnorm(float *norms, int slot, const float *g, int n)
+{
+    float s = block_sqsum(g, n);
+    if (threadIdx.x == 0)
+        norms[slot] += s;
 }
 
 // norms[nt] = clip scale = min(1, maxnorm / ||g||)
@@ -399,20 +407,9 @@ __global__ void k_encoder_bwd_wte_par(float *dwte, const float *dout, const int 
 // of g (k_colsum_final then adds each tensor's NORM_BLOCKS partials into norms[slot])
 __global__ void k_sqnorm_part(float *parts, int stride, int slot, const float *g, int n)
 {
-    __shared__ float sh[256];
-    int t = threadIdx.x;
-    float s = 0.0f;
-    for (int i = blockIdx.x * blockDim.x + t; i < n; i += gridDim.x * blockDim.x)
-        s += g[i] * g[i];
-    sh[t] = s;
-    __syncthreads();
-    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
-        if (t < k)
-            sh[t] += sh[t + k];
-        __syncthreads();
-    }
-    if (t == 0)
-        parts[blockIdx.x * stride + slot] = sh[0];
+    float s = block_sqsum(g, n);
+    if (threadIdx.x == 0)
+        parts[blockIdx.x * stride + slot] = s;
 }
 
 // --- cuBLASLt ------------------------------------------------------------------------------
