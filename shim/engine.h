@@ -68,13 +68,29 @@ int ag_engine_running(void);
 
 /* autograph_disable() or the speed guard (match_speed.h) in effect (read unlocked):
  * recordable calls go straight to the driver, unrecorded, as with AUTOGRAPH=off;
- * flush points still reach the engine.  A bit for each who paused. */
+ * flush points still reach the engine until it holds nothing (ag_engine_quiet).  A bit
+ * for each who paused. */
 enum { AG_PAUSE_API = 1, AG_PAUSE_GUARD = 2 };
 extern int ag_engine_paused;
 static inline int ag_engine_is_paused(void)
 {
     return __atomic_load_n(&ag_engine_paused, __ATOMIC_RELAXED);
 }
+
+/* Paused, once every engine was found holding nothing (ag_engine_note_quiet: no window,
+ * replay, skimmed ops or chunk launch out), a flush point has nothing to end: the
+ * wrappers then skip the engine (ag_engine_quiet) until the pause changes, which moves
+ * ag_pause_epoch. */
+extern unsigned ag_pause_epoch;
+extern unsigned ag_quiet_epoch;
+static inline int ag_engine_quiet(void)
+{
+    return __atomic_load_n(&ag_engine_paused, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&ag_quiet_epoch, __ATOMIC_ACQUIRE) ==
+               __atomic_load_n(&ag_pause_epoch, __ATOMIC_ACQUIRE);
+}
+void ag_engine_note_quiet(void);
+extern unsigned long ag_quiet_flush_points;    /* flush points passed so (summary) */
 
 /* Whether the engine would take a recorded op now (read unlocked): not while the
  * program captures a stream itself or autograph_disable() is in effect.  The recorders

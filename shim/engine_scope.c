@@ -221,6 +221,33 @@ void ag_engine_cross_context(const struct ag_op *op)
     each_engine(end_in_engine, &reason);
 }
 
+/* ---- paused and quiet ----------------------------------------------------------- */
+
+unsigned ag_quiet_epoch;                /* the pause's epoch found quiet (0: none) */
+unsigned long ag_quiet_flush_points;
+
+static void quiet_in_engine(const void *arg, struct ag_visit *v)
+{
+    int *quiet = (int *)arg;
+    (void)v;
+    *quiet = *quiet && ag_eng.r.t == NULL && ag_eng.w.n == 0 && ag_eng.k.ops == 0 &&
+             !__atomic_load_n(&ag_eng.k.running, __ATOMIC_RELAXED);
+}
+
+/* After a flush point's slow path while paused: whether every engine now holds
+ * nothing (the visits collect any chunk launch out).  An epoch that moved meanwhile
+ * is not marked: the pause changed, and a later flush point looks again. */
+void ag_engine_note_quiet(void)
+{
+    unsigned epoch = __atomic_load_n(&ag_pause_epoch, __ATOMIC_ACQUIRE);
+    int quiet = 1;
+    if (!ag_engine_is_paused() || __atomic_load_n(&ag_quiet_epoch, __ATOMIC_RELAXED) == epoch)
+        return;
+    each_engine(quiet_in_engine, &quiet);
+    if (quiet && !__atomic_load_n(&ag_launch_state, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&ag_quiet_epoch, epoch, __ATOMIC_RELEASE);
+}
+
 /* ---- what every engine must know ------------------------------------------------ */
 
 void ag_engine_after(int entry, int result)

@@ -126,10 +126,21 @@ static __thread int thread_submits;
 
 /* Called by forwarding wrappers whose entry point has a flush policy: nonzero (the
  * CUresult to return without calling the driver) when the engine answers the call. */
+/* The policies whose calls change what the engine knows (handles gone, captures,
+ * modules): never skipped while paused and quiet. */
+#define KNOWS (AG_POLICY_DROP_GRAPHS | AG_POLICY_EVENT_GONE | AG_POLICY_CAPTURE_BEGIN |     \
+               AG_POLICY_CAPTURE_END | AG_POLICY_STREAM_GONE | AG_POLICY_FORGET_LAYOUTS |   \
+               AG_POLICY_UNLOAD)
+
 int ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
     uintptr_t ctx, key;
+    if (!(ag_call_policy[entry] & KNOWS) && ag_engine_quiet()) {
+        ag_record_context_may_change();     /* paused, nothing held: nothing to end */
+        __atomic_add_fetch(&ag_quiet_flush_points, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
     if (ag_call_policy[entry] & AG_POLICY_CAPTURE_BEGIN)
         (void)engine_wanted();          /* started first: it must count this capture */
     key = scope_of(entry, arg0, &ctx);
@@ -147,6 +158,8 @@ int ag_intercept_before(int entry, uintptr_t arg0)
     }
     if (ag_call_policy[entry] & AG_POLICY_FORGET_LAYOUTS)
         ag_record_forget_layouts();
+    if (ag_engine_is_paused())
+        ag_engine_note_quiet();
     return 0;
 }
 

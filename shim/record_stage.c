@@ -58,6 +58,7 @@ static struct {
     size_t head;
     struct slot q[SLOTS];
     unsigned first, count;
+    unsigned pending;            /* slots PENDING: a flush point with none fences nothing */
     struct fence *free_fences;
     unsigned long staged_in, staged_out, refused;
 } ring = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -246,10 +247,21 @@ void ag_stage_owe_wait(uintptr_t stream)
                                             .stream = stream };
 }
 
+/* A slot's state, and the count of PENDING ones (read unlocked by ag_stage_fence: the
+ * calling thread sees its own slots' changes). */
+static void slot_state_locked(struct slot *s, int state)
+{
+    int was = s->state;
+    s->state = state;
+    if (was != state && (was == SLOT_PENDING || state == SLOT_PENDING))
+        __atomic_store_n(&ring.pending, ring.pending + (state == SLOT_PENDING ? 1u : -1u),
+                         __ATOMIC_RELEASE);
+}
+
 static void slot_set(int index, int state)
 {
     pthread_mutex_lock(&ring.lock);
-    ring.q[index].state = state;
+    slot_state_locked(&ring.q[index], state);
     pthread_mutex_unlock(&ring.lock);
 }
 
@@ -306,8 +318,9 @@ void ag_stage_fence(void)
 {
     struct stream_fence sf[FENCE_STREAMS];
     int n = 0;
-    if (__atomic_load_n(&ring.ready, __ATOMIC_ACQUIRE) <= 0)
-        return;
+    if (__atomic_load_n(&ring.ready, __ATOMIC_ACQUIRE) <= 0 ||
+        __atomic_load_n(&ring.pending, __ATOMIC_ACQUIRE) == 0)
+        return;                         /* every flush point passes here: kept cheap */
     pthread_mutex_lock(&ring.lock);
     if (ring.count && ag_record_current_context() == ring.ctx) {
         for (unsigned i = 0; i < ring.count; i++) {
@@ -320,7 +333,7 @@ void ag_stage_fence(void)
                 continue;
             f->refs++;
             s->fence = f;
-            s->state = SLOT_FENCED;
+            slot_state_locked(s, SLOT_FENCED);
         }
     }
     pthread_mutex_unlock(&ring.lock);

@@ -106,6 +106,7 @@ void ag_introspect_unlock(int taken)
 
 /* Outside ag_eng: a flag every held launch reads, in the AG_HOT line (op.h). */
 AG_HOT int ag_engine_paused;
+AG_HOT unsigned ag_pause_epoch = 1;     /* moves at every pause or resume */
 
 /* autograph_disable / _enable, and the speed guard's pause (who: AG_PAUSE_*).
  * Paused, the wrappers pass recordable calls straight to the driver
@@ -121,7 +122,8 @@ void ag_introspect_pause(int who, int paused)
         if (flags && ag_eng.r.t)
             ag_replay_abort(who == AG_PAUSE_API ? "autograph_disable()" : "the speed guard");
     ag_thread_hot.eng = was;
-    __atomic_store_n(&ag_engine_paused, flags, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ag_pause_epoch, 1, __ATOMIC_SEQ_CST);  /* before the flags */
+    __atomic_store_n(&ag_engine_paused, flags, __ATOMIC_RELEASE);
     ag_light_gate_update();
 }
 

@@ -261,6 +261,8 @@ void ag_engine_summary(FILE *out, const char *prefix)
     for (size_t i = 0; i < sizeof summary_lines / sizeof summary_lines[0]; i++)
         summary_line(out, prefix, &s, &summary_lines[i], launches_paused);
     ag_speed_summary(out, prefix, launches_paused);
+    fprintf(out, "%spaused_flush_points %lu\n", prefix,
+            __atomic_load_n(&ag_quiet_flush_points, __ATOMIC_RELAXED));
     fprintf(out, "%scontexts %d\n", prefix, contexts);
     context_lines(out, prefix);
 }

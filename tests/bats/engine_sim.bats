@@ -1410,3 +1410,19 @@ guarded() {
     want templates -eq 0
     grep -q 'explain: speed guard: nothing made, replayed or stopped in [0-9]* windows: recording paused' "$tmp/idle.err"
 }
+
+# intercept_defer.c, engine_scope.c: while graphing is paused and no engine holds
+# anything, a flush point skips the engine (paused_flush_points); the pause's end must
+# bring the engine back: the graphable steps after the loop are graphed.
+@test "speed guard: a Thrust-shaped loop (kernel, sync, alloc, copy, kernel, read back, sync, free, sync) idles, its flush points then pass the engine by, and the graphable steps after it are graphed: same sums" {
+    [ -x build/sim/progs/thrust_like ] || skip "thrust_like not built (make sim)"
+    sim_run plain thrust_like -- 20000 3000
+    sim_run idle thrust_like LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/idle.summary" \
+        AUTOGRAPH_GUARD_MS=20 -- 20000 3000 1700
+    same plain idle "thrust_like 20000 3000 1700 (guard)" || return 1
+    load idle
+    grep -E '^(guard|paused_flush_points|launches_graphed)' "$tmp/idle.summary"
+    want guard_idle_pauses -ge 1
+    want paused_flush_points -ge 50000        # of 100000 (5 an iteration)
+    want launches_graphed -ge 12000           # of the 36000 of the steps (a trial pauses some)
+}
