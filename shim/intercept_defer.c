@@ -124,14 +124,16 @@ static uintptr_t scope_of(int entry, uintptr_t arg0, uintptr_t *ctx)
  * watchdog that polls events) is an observer, whose queries need not end windows. */
 static __thread int thread_submits;
 
-/* Called by forwarding wrappers whose entry point has a flush policy: nonzero (the
- * CUresult to return without calling the driver) when the engine answers the call. */
 /* The policies whose calls change what the engine knows (handles gone, captures,
  * modules): never skipped while paused and quiet. */
 #define KNOWS (AG_POLICY_DROP_GRAPHS | AG_POLICY_EVENT_GONE | AG_POLICY_CAPTURE_BEGIN |     \
                AG_POLICY_CAPTURE_END | AG_POLICY_STREAM_GONE | AG_POLICY_FORGET_LAYOUTS |   \
                AG_POLICY_UNLOAD)
 
+/* Called by forwarding wrappers whose entry point has a flush policy: nonzero (the
+ * CUresult to return without calling the driver) when the engine answers the call.
+ * While graphing is paused and no engine holds anything (ag_engine_quiet), a call
+ * that changes nothing the engine knows passes it by. */
 int ag_intercept_before(int entry, uintptr_t arg0)
 {
     unsigned reason = ag_call_policy[entry] & AG_POLICY_REASON_MASK;
