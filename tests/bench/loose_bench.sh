@@ -21,13 +21,12 @@
 #   (--stream), alloc_loop, alloc_async (--async), trainer, trainer_par (--reduce
 #   parallel), samples_thrust, samples_symbol, samples_pitch2d, samples_timing,
 #   samples_streams, samples_query, samples_hostfunc, samples_curand (samples_prog --mode
-#   thrust ... curand),
-#   samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1), numlib_cg,
-#   numlib_cg_device, numlib_fft, numlib_managed (numlib_prog --mode cg ... managed), torch_train
-#   (torch_train_loop.py, when python3 can import torch with a GPU), torch_modern and
-#   torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler; bf16, fused AdamW), jax_train,
-#   jax_nocb and jax_eager (jax_train_loop.py: a jit step, the same with XLA's command
-#   buffers off, and op by op, when it can import jax).
+#   thrust ... curand), samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1),
+#   numlib_cg, numlib_cg_device, numlib_fft, numlib_managed (numlib_prog --mode cg ...
+#   managed), torch_train (torch_train_loop.py, when python3 can import torch with a
+#   GPU), torch_modern and torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler;
+#   bf16, fused AdamW), jax_train, jax_nocb and jax_eager (jax_train_loop.py: a jit step,
+#   the same with XLA's command buffers off, and op by op, when it can import jax).
 #
 #   --dry-run   print what would be built and run, run nothing
 #   --no-build  use the programs already in OUTDIR/bin

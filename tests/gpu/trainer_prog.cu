@@ -551,16 +551,20 @@ static void encoder_bwd_wte(cudaStream_t s, float *dwte, const float *dout, cons
         KL(k_encoder_bwd_wte<<<cdiv(C, 128), 128, 0, s>>>(dwte, dout, idx, BT, C));
 }
 
-// norms[i] += the squared norm of gradient tensor i (norms zeroed each step)
-static void grad_sqnorms(cudaStream_t s, float *norms, float *const *g, const int *len, int nt)
+// norms[i] += the squared norm of gradient tensor i, at grads + off[i] (norms zeroed each
+// step)
+static void grad_sqnorms(cudaStream_t s, float *norms, const float *grads, const size_t *off,
+                         const int *len, int nt)
 {
+    if (!g_par) {
+        for (int i = 0; i < nt; i++)
+            KL(k_sqnorm<<<1, 256, 0, s>>>(norms, i, grads + off[i], len[i]));
+        return;
+    }
     for (int i = 0; i < nt; i++)
-        if (g_par)
-            KL(k_sqnorm_part<<<NORM_BLOCKS, 256, 0, s>>>(g_norm_parts, nt, i, g[i], len[i]));
-        else
-            KL(k_sqnorm<<<1, 256, 0, s>>>(norms, i, g[i], len[i]));
-    if (g_par)
-        KL(k_colsum_final<<<cdiv(nt, 128), 128, 0, s>>>(norms, g_norm_parts, NORM_BLOCKS, nt));
+        KL(k_sqnorm_part<<<NORM_BLOCKS, 256, 0, s>>>(g_norm_parts, nt, i, grads + off[i],
+                                                      len[i]));
+    KL(k_colsum_final<<<cdiv(nt, 128), 128, 0, s>>>(norms, g_norm_parts, NORM_BLOCKS, nt));
 }
 
 // parameter tensors, in one buffer
@@ -643,11 +647,6 @@ int main(int argc, char **argv)
     CK(cudaMemset(vel, 0, np * 4));
 #define PT(i) (params + off[i])
 #define GT(i) (grads + off[i])
-    float **gts = (float **)malloc(nt * sizeof(float *)); // the gradient tensors
-    if (!gts)
-        return 2;
-    for (int i = 0; i < nt; i++)
-        gts[i] = GT(i);
     for (int i = 0; i < nt; i++) {
         int li = (i - P_LAYER0) % L_N;
         int is_ln_w = (i >= P_LAYER0 && i < P_LNFW && (li == L_LN1W || li == L_LN2W)) || i == P_LNFW;
@@ -783,7 +782,7 @@ int main(int argc, char **argv)
         encoder_bwd_wte(s, GT(P_WTE), dres[0], idx, BT, V, C);
         KL(k_encoder_bwd_wpe<<<cdiv(T * C, tb), tb, 0, s>>>(GT(P_WPE), dres[0], B, T, C));
         // ---- gradient clipping and AdamW, one launch per tensor
-        grad_sqnorms(s, norms, gts, len, nt);
+        grad_sqnorms(s, norms, grads, off, len, nt);
         KL(k_clip<<<1, 1, 0, s>>>(norms, nt, maxnorm));
         float b1c = 1.0f - powf(b1, (float)(step + 1)), b2c = 1.0f - powf(b2, (float)(step + 1));
         for (int i = 0; i < nt; i++)
