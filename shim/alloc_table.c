@@ -25,14 +25,20 @@
 
 #define BT_DEPTH 24
 
+/* A backtrace, kept out of line so that entries stay small: allocations and frees
+ * move entries within the arrays, and most runs take no backtraces at all. */
+struct backtrace {
+    int n;
+    void *pc[BT_DEPTH];
+};
+
 struct alloc {
     uintptr_t base;
     size_t size;
     uint64_t seq;                   /* when it was freed (freed list) */
     const char *how, *freed_how;    /* entry point names */
+    struct backtrace *bt_alloc, *bt_free;   /* NULL unless liveness checks are on */
     int reported;
-    int nbt_alloc, nbt_free;
-    void *bt_alloc[BT_DEPTH], *bt_free[BT_DEPTH];
 };
 
 struct alloc_list { struct alloc *v; size_t n, cap; };
@@ -77,6 +83,31 @@ static struct alloc *find_in(struct alloc_list *l, uintptr_t addr)
     return i > 0 && addr < end_of(&l->v[i - 1]) ? &l->v[i - 1] : NULL;
 }
 
+/* A backtrace of the calling thread, or NULL when liveness checks are off. */
+static struct backtrace *take_backtrace(void)
+{
+    struct backtrace *bt;
+    if (ag_liveness == AG_LIVENESS_OFF || (bt = malloc(sizeof *bt)) == NULL)
+        return NULL;
+    bt->n = backtrace(bt->pc, BT_DEPTH);
+    return bt;
+}
+
+/* A copy of bt for a second owner, or NULL. */
+static struct backtrace *copy_backtrace(const struct backtrace *bt)
+{
+    struct backtrace *copy = bt ? malloc(sizeof *copy) : NULL;
+    if (copy)
+        *copy = *bt;
+    return copy;
+}
+
+static void forget_backtraces(struct alloc *a)
+{
+    free(a->bt_alloc);
+    free(a->bt_free);
+}
+
 /* Removes every entry overlapping [base, end). */
 static void drop_overlapping(struct alloc_list *l, uintptr_t base, uintptr_t end)
 {
@@ -85,7 +116,7 @@ static void drop_overlapping(struct alloc_list *l, uintptr_t base, uintptr_t end
         i--;
     from = i;
     while (i < l->n && l->v[i].base < end)
-        i++;
+        forget_backtraces(&l->v[i++]);
     if (i == from)
         return;                 /* nothing overlaps (and l->v may still be NULL) */
     memmove(&l->v[from], &l->v[i], (l->n - i) * sizeof *l->v);
@@ -117,6 +148,7 @@ static void forget_oldest_freed(void)
     for (size_t i = 1; i < freed.n; i++)
         if (freed.v[i].seq < freed.v[oldest].seq)
             oldest = i;
+    forget_backtraces(&freed.v[oldest]);
     memmove(&freed.v[oldest], &freed.v[oldest + 1], (freed.n - oldest - 1) * sizeof *freed.v);
     freed.n--;
 }
@@ -125,14 +157,14 @@ static void forget_oldest_freed(void)
 
 void ag_alloc_add(uintptr_t base, size_t size, const char *how)
 {
-    struct alloc a = { .base = base, .size = size, .how = how };
-    if (ag_liveness != AG_LIVENESS_OFF)
-        a.nbt_alloc = backtrace(a.bt_alloc, BT_DEPTH);
+    struct alloc a = { .base = base, .size = size, .how = how, .bt_alloc = take_backtrace() };
     pthread_mutex_lock(&table_lock);
     drop_overlapping(&freed, base, end_of(&a));
     drop_overlapping(&live, base, end_of(&a));   /* a mapping replaced behind our back */
     if (insert(&live, &a) == 0)
         stats.allocs++;
+    else
+        forget_backtraces(&a);
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -149,8 +181,8 @@ int ag_alloc_find(uintptr_t addr, uintptr_t *base, size_t *size)
     return a != NULL;
 }
 
-/* Moves live entry i to the freed list. */
-static void retire_entry(size_t i, const char *how, void *const *bt, int nbt)
+/* Moves live entry i to the freed list; it takes bt (which may be NULL). */
+static void retire_entry(size_t i, const char *how, struct backtrace *bt)
 {
     struct alloc a = live.v[i];
     memmove(&live.v[i], &live.v[i + 1], (live.n - i - 1) * sizeof *live.v);
@@ -159,27 +191,29 @@ static void retire_entry(size_t i, const char *how, void *const *bt, int nbt)
     a.freed_how = how;
     a.seq = ++free_seq;
     a.reported = 0;
-    a.nbt_free = nbt;
-    memcpy(a.bt_free, bt, (size_t)nbt * sizeof *bt);
+    a.bt_free = bt;
     drop_overlapping(&freed, a.base, end_of(&a));
     if (freed.n == AG_FREED_KEEP)
         forget_oldest_freed();
-    insert(&freed, &a);
+    if (insert(&freed, &a) != 0)
+        forget_backtraces(&a);
 }
 
 void ag_alloc_remove(uintptr_t base, size_t size, const char *how)
 {
-    void *bt[BT_DEPTH];
-    int nbt = ag_liveness != AG_LIVENESS_OFF ? backtrace(bt, BT_DEPTH) : 0;
+    struct backtrace *bt = take_backtrace();
+    int retired = 0;
     uintptr_t end = base + (size ? size : 1);
     size_t i, before;
     pthread_mutex_lock(&table_lock);
     i = base ? upper_bound(&live, base - 1) : 0;       /* first entry at or after base */
     before = stats.frees;
-    while (i < live.n && live.v[i].base < end)
-        retire_entry(i, how, bt, nbt);
+    while (i < live.n && live.v[i].base < end)      /* one free may cover several */
+        retire_entry(i, how, retired++ ? copy_backtrace(bt) : bt);
     stats.unknown_frees += stats.frees == before;
     pthread_mutex_unlock(&table_lock);
+    if (retired == 0)
+        free(bt);
 }
 
 void ag_alloc_stats(struct ag_alloc_stats *out)
@@ -196,8 +230,10 @@ void ag_alloc_stats(struct ag_alloc_stats *out)
 #define say(...) ag_log_topic("liveness: ", __VA_ARGS__)
 
 /* Prints a backtrace, leaving out the frames inside the shim itself. */
-static void print_backtrace(void *const *bt, int n)
+static void print_backtrace(const struct backtrace *trace)
 {
+    void *const *bt = trace ? trace->pc : NULL;
+    int n = trace ? trace->n : 0;
     Dl_info self, where;
     char **names;
     int shown = 0, top = 0;
@@ -235,9 +271,9 @@ static void report(const struct alloc *a, uintptr_t value, size_t offset,
         (unsigned long long)value, (size_t)(value - a->base));
     say("  allocation 0x%llx, %zu bytes, made by %s at:", (unsigned long long)a->base,
         a->size, a->how);
-    print_backtrace(a->bt_alloc, a->nbt_alloc);
+    print_backtrace(a->bt_alloc);
     say("  freed by %s at:", a->freed_how);
-    print_backtrace(a->bt_free, a->nbt_free);
+    print_backtrace(a->bt_free);
 }
 
 /* The freed allocation value points into, if it is not live; table_lock held. */
