@@ -4,21 +4,28 @@
  * A replay launches a template's chunks as they match.  Small chunks start the GPU
  * early; every chunk boundary costs the GPU time.  Which plan wins
  * depends on how fast this process holds ops back against how fast the GPU runs
- * them, and that differs from one program, GPU and process to the next.  With
- * AUTOGRAPH_CHUNK_TUNE=N, a template of two or more chunks tries the candidate plans
- * in turn (the configured one, then bigger and fewer chunks; alike chunks twice and
- * half as long for a paced template whose chunks are alike): each is timed over N
- * replays, by the host clock from the start of a replay that completed to the start
- * of the next one (the program's own loop, its sync included), the first
- * AG_TUNE_SKIP replays after a build left out.  Then the template is dropped and
- * rebuilt with the next candidate, after the usual warm-up.  When all were timed,
- * the plan with the shortest median period is kept for that window shape (the
- * configured one unless another's median is shorter by 0.5% and by twice the
- * standard error of the difference: a noisy program keeps it), for as long as the
- * process runs: rebuilds after an eviction or a drop use it without tuning again.
- * Candidates that cut this template the same way as one before are not tried again.
- * Entries are kept by window hash in a fixed table; a shape whose entry another
- * takes over keeps the plan it has and stops tuning.
+ * them, and that differs from one program, GPU and process to the next.  A template
+ * tries the candidate plans in turn: for one of two or more chunks, the configured
+ * one, then bigger and fewer chunks (alike chunks twice and half as long for a paced
+ * template whose chunks are alike); for a window the configured plan leaves in one
+ * chunk, that one chunk, then a first chunk of AG_TUNE_SPLIT_FIRST ops with the rest
+ * after it (a short window in one chunk gives the GPU nothing until its last op is
+ * in: with the program's sync right after it, all of its GPU time comes after the
+ * host's, where without graphs the two overlapped).  Each is timed over N replays,
+ * by the host clock from the start of a replay that completed to the start of the
+ * next one (the program's own loop, its sync included), the first AG_TUNE_SKIP
+ * replays after a build left out.  Then the template is dropped and rebuilt with
+ * the next candidate, after the usual warm-up.  When all were timed, the plan with
+ * the shortest median period is kept for that window shape (the configured one
+ * unless another's median is shorter by 0.5% and by twice the standard error of the
+ * difference: a noisy program keeps it), for as long as the process runs: rebuilds
+ * after an eviction or a drop use it without tuning again.  Candidates that cut this
+ * template the same way as one before are not tried again.  Entries are kept by
+ * window hash in a fixed table; a shape whose entry another takes over keeps the
+ * plan it has and stops tuning.
+ * AUTOGRAPH_CHUNK_TUNE=N tunes every template over N replays a candidate; =auto (the
+ * default, AG_TUNE_AUTO) only the windows left in one chunk, over
+ * AG_TUNE_AUTO_REPLAYS; =0 none.
  */
 #include "engine_internal.h"
 #include "log.h"
@@ -29,12 +36,14 @@
 
 #define AG_TUNE_SKIP 2           /* replays after a build that are not timed */
 #define AG_TUNE_LENS 64          /* chunk lengths compared between candidates */
+#define AG_TUNE_SPLIT_FIRST 2    /* a one-chunk window's other candidate: its first chunk */
 
 struct ag_tuning {
     uint64_t start_ns;           /* when the last replay started (0: none yet) */
     unsigned long replays_at;    /* t->replays then */
     int n;                       /* periods timed */
-    uint32_t period_ns[];        /* p.tune_replays of them */
+    int cap;                     /* periods to time (the entry's replays) */
+    uint32_t period_ns[];        /* cap of them */
 };
 
 static uint64_t clock_ns(void)
@@ -48,12 +57,17 @@ uint64_t (*ag_tune_clock)(void) = clock_ns;
 /* Candidate k: the configured plan, then 2x the first chunk (up to chunk_max)
  * growing 4x as fast, then the configured first chunk growing 2x as fast.  Chunks
  * alike (a paced template's while the launcher thread launches them: growth 1): the
- * configured length, then twice, then half as long. */
-static struct ag_plan candidate(int k, int alike)
+ * configured length, then twice, then half as long.  A window the configured plan
+ * leaves in one chunk (single): the configured plan, then a first chunk of
+ * AG_TUNE_SPLIT_FIRST ops, then the configured plan again (a twin, never tried). */
+static struct ag_plan candidate(int k, int alike, int single)
 {
     struct ag_plan p = { ag_eng.p.chunk_first, alike ? 1 : ag_eng.p.chunk_growth };
     int twice = 2 * p.first <= ag_eng.p.chunk_max ? 2 * p.first : ag_eng.p.chunk_max;
-    if (alike) {
+    if (single) {
+        if (k == 1 && p.first > AG_TUNE_SPLIT_FIRST)
+            p.first = AG_TUNE_SPLIT_FIRST;
+    } else if (alike) {
         if (k == 1)
             p.first = twice;
         else if (k == 2 && p.first > 1)
@@ -84,7 +98,8 @@ static int next_distinct(struct ag_tune *e, int nops, int k)
     for (; k < AG_TUNE_PLANS; k++) {
         int twin = -1;
         for (int j = 0; j < k && twin < 0; j++)
-            if (same_cut(nops, candidate(j, e->alike), candidate(k, e->alike)))
+            if (same_cut(nops, candidate(j, e->alike, e->single),
+                         candidate(k, e->alike, e->single)))
                 twin = j;
         if (twin < 0)
             return k;
@@ -99,28 +114,43 @@ static struct ag_tune *entry_of(uint64_t hash)
     return &ag_eng.tunes[hash % AG_TUNE_SIZE];
 }
 
+/* Replays timed per candidate for a window the configured plan cuts into `chunks`
+ * chunks (0: not tuned). */
+static int replays_for(int chunks)
+{
+    if (ag_eng.p.tune_replays == AG_TUNE_AUTO)
+        return chunks == 1 ? AG_TUNE_AUTO_REPLAYS : 0;
+    return ag_eng.p.tune_replays > 0 ? ag_eng.p.tune_replays : 0;
+}
+
 /* At build: the plan of template t, and whether its replays are timed. */
 void ag_tune_choose(struct ag_template *t)
 {
     struct ag_tune *e = entry_of(t->hash);
     int alike = t->paced && ag_launcher_available();
+    int single = ag_plan_lengths(t->nops, candidate(0, alike, 0), NULL, 0) == 1;
+    int replays = replays_for(single ? 1 : 2);
     size_t size;
 
-    t->plan = candidate(0, alike);
-    if (ag_eng.p.tune_replays <= 0 || ag_plan_lengths(t->nops, t->plan, NULL, 0) < 2)
-        return;                      /* off, or one chunk: nothing to choose between */
-    if (e->hash != t->hash || e->alike != alike) {   /* a new shape, or newly paced */
-        memset(e, 0, sizeof *e);
+    t->plan = candidate(0, alike, single);
+    if (replays == 0 || (single && same_cut(t->nops, t->plan, candidate(1, alike, 1))))
+        return;                      /* off, or nothing to choose between */
+    if (e->hash != t->hash || e->alike != alike || e->single != single) {
+        memset(e, 0, sizeof *e);     /* a new shape, or newly paced */
         e->hash = t->hash;
         e->alike = (unsigned char)alike;
+        e->single = (unsigned char)single;
+        e->replays = (uint16_t)replays;
     }
     if (e->done) {
-        t->plan = candidate(e->best, alike);
+        t->plan = candidate(e->best, alike, single);
         return;
     }
-    t->plan = candidate(e->stage, alike);
-    size = sizeof *t->tuning + sizeof(uint32_t) * (size_t)ag_eng.p.tune_replays;
+    t->plan = candidate(e->stage, alike, single);
+    size = sizeof *t->tuning + sizeof(uint32_t) * (size_t)e->replays;
     t->tuning = calloc(1, size);     /* out of memory: not timed */
+    if (t->tuning)
+        t->tuning->cap = e->replays;
 }
 
 /* Candidate k's figures from its periods v[0..n) (sorted in place): the median and
@@ -138,12 +168,12 @@ static void summarize(struct ag_tune *e, int k, uint32_t *v, int n)
 }
 
 /* The variance of candidate k's median (ns^2), estimated from its interquartile range
- * over the p.tune_replays periods it was timed on: sigma ~ IQR / 1.349, the median's
+ * over the e->replays periods it was timed on: sigma ~ IQR / 1.349, the median's
  * standard error ~ 1.2533 sigma / sqrt(n). */
 static double median_variance(const struct ag_tune *e, int k)
 {
     double spread = 0.929 * e->iqr_ns[k];
-    return spread * spread / ag_eng.p.tune_replays;
+    return spread * spread / e->replays;
 }
 
 /* Whether candidate k's median is shorter than the configured plan's by 0.5% and by
@@ -197,8 +227,8 @@ static int stage_done(struct ag_template *t)
     e->best = (unsigned char)best_of(e);
     ag_eng.s.tuned++;
     ag_log(AG_LOG_DEBUG, "graph %u: keeps chunk plan %d x%d (median periods %.1f, %.1f, "
-           "%.1f us)", t->id, candidate(e->best, e->alike).first,
-           candidate(e->best, e->alike).growth,
+           "%.1f us)", t->id, candidate(e->best, e->alike, e->single).first,
+           candidate(e->best, e->alike, e->single).growth,
            e->median_ns[0] / 1e3, e->median_ns[1] / 1e3, e->median_ns[2] / 1e3);
     if (e->best == stage)
         return 1;
@@ -219,7 +249,7 @@ int ag_tune_replay_starts(struct ag_template *t)
     if (g->start_ns && t->replays == g->replays_at + 1 && g->replays_at >= AG_TUNE_SKIP) {
         uint64_t period = now - g->start_ns;
         g->period_ns[g->n++] = period < UINT32_MAX ? (uint32_t)period : UINT32_MAX;
-        if (g->n == ag_eng.p.tune_replays)
+        if (g->n == g->cap)
             return stage_done(t);
     }
     g->start_ns = now;

@@ -55,7 +55,7 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_CHUNK_MAX",  256, 1, 1 << 16, offsetof(struct ag_config, chunk_max) },
     { "AUTOGRAPH_CHUNK_GROWTH", 3, 1, 64,      offsetof(struct ag_config, chunk_growth) },
     { "AUTOGRAPH_CHUNK_SLOW_US", 2, 0, 1000000, offsetof(struct ag_config, chunk_slow_us) },
-    { "AUTOGRAPH_CHUNK_TUNE", 0,   0, 10000,   offsetof(struct ag_config, chunk_tune) },
+    { "AUTOGRAPH_CHUNK_TUNE", AG_CHUNK_TUNE_AUTO, 0, 10000, offsetof(struct ag_config, chunk_tune) },
     { "AUTOGRAPH_VARIANTS",   4,   1, 64,      offsetof(struct ag_config, max_variants) },
     { "AUTOGRAPH_PERIOD_MIN", 32,  2, 1 << 16, offsetof(struct ag_config, period_min) },
     { "AUTOGRAPH_LIGHT_AFTER", 3,  0, 1 << 20, offsetof(struct ag_config, light_after) },
@@ -68,6 +68,20 @@ static const struct int_switch int_switches[] = {
     { "AUTOGRAPH_GUARD_MS",   1000, 0, 3600000, offsetof(struct ag_config, guard_ms) },
     { NULL, 0, 0, 0, 0 },
 };
+
+/* Integer switches that also take the word "auto", and the value it gives (the default
+ * is then named "auto" too). */
+static const struct word int_autos[] = {
+    { "AUTOGRAPH_CHUNK_TUNE", AG_CHUNK_TUNE_AUTO }, { NULL, 0 },
+};
+
+static int auto_value(const char *name)
+{
+    for (const struct word *w = int_autos; w->word; w++)
+        if (strcmp(w->word, name) == 0)
+            return w->value;
+    return 0;
+}
 
 static const char *const known_names[] = {
 #define AG_SWITCH(name) #name,
@@ -113,22 +127,31 @@ static int parse_word(const char *(*get)(const char *), const char *name,
     return fallback;
 }
 
-/* Decimal integer in [min, max]; otherwise one line on stderr and the default. */
+/* Decimal integer in [min, max] (or "auto" where the switch has it); otherwise one
+ * line on stderr and the default. */
 static int parse_int(const char *(*get)(const char *), const struct int_switch *sw)
 {
     const char *value = get(sw->name);
-    char *end, line[640];
+    int autos = auto_value(sw->name);
+    char *end, line[640], fallback[16];
     long v;
 
     if (value == NULL || value[0] == '\0')
         return sw->fallback;
+    if (autos && strcasecmp(value, "auto") == 0)
+        return autos;
     errno = 0;
     v = strtol(value, &end, 10);
     if (errno == 0 && end != value && *end == '\0' && v >= sw->min && v <= sw->max)
         return (int)v;
+    if (autos && sw->fallback == autos)
+        snprintf(fallback, sizeof fallback, "auto");
+    else
+        snprintf(fallback, sizeof fallback, "%d", sw->fallback);
     snprintf(line, sizeof line,
-             "libautograph: %s=\"%.200s\" is not valid (accepted: an integer from %d to %d); "
-             "using \"%d\"\n", sw->name, value, sw->min, sw->max, sw->fallback);
+             "libautograph: %s=\"%.200s\" is not valid (accepted: %san integer from %d to "
+             "%d); using \"%s\"\n", sw->name, value, autos ? "auto, or " : "", sw->min,
+             sw->max, fallback);
     complain(line);
     return sw->fallback;
 }

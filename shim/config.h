@@ -13,6 +13,10 @@
 enum ag_mode { AG_MODE_OFF, AG_MODE_ON };
 enum ag_liveness { AG_LIVENESS_OFF, AG_LIVENESS_WARN, AG_LIVENESS_ERROR };
 enum ag_capture_mode { AG_CAPTURE_RELAXED, AG_CAPTURE_THREAD_LOCAL, AG_CAPTURE_GLOBAL };
+/* AUTOGRAPH_CHUNK_TUNE=auto: only windows the configured chunk plan leaves in one
+ * chunk are tuned (build_tune.c). */
+#define AG_CHUNK_TUNE_AUTO (-1)
+
 /* AUTOGRAPH_LAUNCH_THREAD: paced chunks launched by the shim's thread never, always, or
  * while only one of the program's threads has offered work (replay_launcher.c) */
 enum ag_launch_thread { AG_LAUNCH_THREAD_OFF, AG_LAUNCH_THREAD_ON, AG_LAUNCH_THREAD_AUTO };
@@ -28,7 +32,8 @@ struct ag_config {
     int chunk_first, chunk_max;     /* AUTOGRAPH_CHUNK, AUTOGRAPH_CHUNK_MAX: replay chunks */
     int chunk_growth;               /* AUTOGRAPH_CHUNK_GROWTH: next chunk = this x the last */
     int chunk_slow_us;              /* AUTOGRAPH_CHUNK_SLOW_US */
-    int chunk_tune;                 /* AUTOGRAPH_CHUNK_TUNE: replays timed per plan */
+    int chunk_tune;                 /* AUTOGRAPH_CHUNK_TUNE: replays timed per plan, or
+                                     * AG_CHUNK_TUNE_AUTO */
     int max_variants;               /* AUTOGRAPH_VARIANTS: exec graphs per chunk */
     int period_min;                 /* AUTOGRAPH_PERIOD_MIN: shortest period template */
     int light_after;                /* AUTOGRAPH_LIGHT_AFTER: differing windows before light recording */

@@ -33,6 +33,11 @@
  * if it fails, call ag_engine_light_failed (no ag_engine_done). */
 enum { AG_EAGER = 0, AG_HELD = 1, AG_PASS = 2, AG_RECORD_FULL = 3, AG_QUEUED = 4 };
 
+/* tune_replays: only windows the configured chunk plan leaves in one chunk are tuned,
+ * each candidate over AG_TUNE_AUTO_REPLAYS replays (build_tune.c). */
+#define AG_TUNE_AUTO (-1)
+#define AG_TUNE_AUTO_REPLAYS 32
+
 struct ag_engine_params {
     int warmup;          /* a window seen this many times in a row becomes a graph */
     int min_ops;         /* shorter windows are not worth a graph */
@@ -43,7 +48,7 @@ struct ag_engine_params {
                           * calls (mean, outside the driver) keeps chunk_first-sized
                           * chunks (0: always growing; build_template.c) */
     int tune_replays;    /* replays timed per candidate chunk plan (0: no tuning;
-                          * build_tune.c) */
+                          * AG_TUNE_AUTO: windows left in one chunk only; build_tune.c) */
     int max_variants;    /* executable graphs kept per chunk for alternating args */
     int period_min;      /* shortest template cut by period detection */
     int light_after;     /* record light after this many differing windows in a row (0: never) */

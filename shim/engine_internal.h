@@ -281,6 +281,8 @@ struct ag_tune {
     uint64_t hash;              /* the window shape (template hash); 0: free */
     unsigned char stage, done, best;
     unsigned char alike;        /* its candidates cut chunks alike (a paced template's) */
+    unsigned char single;       /* the configured plan leaves it in one chunk */
+    uint16_t replays;           /* periods timed per candidate */
     uint32_t median_ns[AG_TUNE_PLANS], iqr_ns[AG_TUNE_PLANS];
 };
 

@@ -52,7 +52,7 @@ static void decide_engine(void)
         .warmup = cfg->warmup, .min_ops = cfg->min_ops, .chunk_first = cfg->chunk_first,
         .chunk_growth = cfg->chunk_growth,
         .chunk_max = cfg->chunk_max, .chunk_slow_ns = cfg->chunk_slow_us * 1000,
-        .tune_replays = cfg->chunk_tune,
+        .tune_replays = cfg->chunk_tune == AG_CHUNK_TUNE_AUTO ? AG_TUNE_AUTO : cfg->chunk_tune,
         .max_variants = cfg->max_variants,
         .period_min = cfg->period_min, .light_after = cfg->light_after,
         .skim_after = cfg->skim_after,

@@ -130,11 +130,11 @@ if [ -n "${AG_TEST_FILES:-}" ]; then
     gpu_files=()
 fi
 
-# The CPU suites run with the speed guard off: its verdicts follow the machine's clock,
-# which on the simulator (and under a sanitizer) says nothing of graphs; the guard's own
-# tests turn it on.  The GPU suites run with it as users get it.
+# The CPU suites run with the speed guard and chunk plan tuning off: their choices follow
+# the machine's clock, which on the simulator (and under a sanitizer) says nothing of
+# graphs; their own tests turn them on.  The GPU suites run with them as users get them.
 for f in ${bats_files[@]+"${bats_files[@]}"}; do
-    AUTOGRAPH_GUARD_MS=0 run_bats "$f"
+    AUTOGRAPH_GUARD_MS=0 AUTOGRAPH_CHUNK_TUNE=0 run_bats "$f"
 done
 
 if [ -n "${AG_TEST_FILES:-}" ]; then

@@ -1320,6 +1320,36 @@ guarded() {
     grep -E '^(guard|graphed_share)' "$tmp/$tag.summary"
 }
 
+# build_tune.c: AUTOGRAPH_CHUNK_TUNE=auto (the default; the suites set 0) times a window
+# that the chunk plan leaves in one chunk against a first chunk of 2 ops, each over 32
+# replays, and keeps the faster.  thrust_like's steps are 12 launches and a sync: one
+# chunk of the default plan (8, growing 3x).  SIM_GRAPH_LAUNCH_US makes every graph
+# launch cost host time, so the split (two launches a replay) is the slower on purpose.
+tuned() {
+    local tag=$1
+    shift
+    sim_run "$tag" thrust_like LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
+        AUTOGRAPH_LOG=debug "$@" -- 0 300
+    same plain "$tag" "thrust_like 0 300 ($*)" || return 1
+    load "$tag"
+}
+
+@test "chunk tuning: a window left in one chunk is timed against a first chunk of 2 ops and keeps the faster; longer windows, and AUTOGRAPH_CHUNK_TUNE=0, are not tuned: same log" {
+    sim_run plain thrust_like -- 0 300
+    tuned auto AUTOGRAPH_CHUNK_TUNE=auto SIM_GRAPH_LAUNCH_US=300
+    want plans_tuned -eq 1
+    want tune_rebuilds -eq 2                   # one to try the split, one to go back
+    want launches_graphed -ge 3000             # of 3600
+    grep -q 'graph [0-9]*: chunk plan 2 x3: median replay period' "$tmp/auto.err"
+    grep -q 'graph [0-9]*: keeps chunk plan 8 x3 ' "$tmp/auto.err"
+    tuned split AUTOGRAPH_CHUNK_TUNE=auto AUTOGRAPH_CHUNK=4   # 4 + 8: two chunks already
+    want plans_tuned -eq 0
+    want tune_rebuilds -eq 0
+    tuned off AUTOGRAPH_CHUNK_TUNE=0 SIM_GRAPH_LAUNCH_US=300
+    want plans_tuned -eq 0
+    want tune_rebuilds -eq 0
+}
+
 @test "speed guard: graphs slower than eager work are paused after a trial, faster ones kept; off with AUTOGRAPH_GUARD_MS=0: same log" {
     [ -x build/sim/progs/branches ] || skip "branches not built (make sim)"
     local GUARD_ARGS=(1500 4 3)

@@ -16,7 +16,7 @@ setup() {
     for v in $(compgen -e); do
         case "$v" in SIM_*|AUTOGRAPH*) unset "$v" ;; esac
     done
-    export AUTOGRAPH_GUARD_MS=0      # no clock-driven verdicts (sim_run.bash says why)
+    export AUTOGRAPH_GUARD_MS=0 AUTOGRAPH_CHUNK_TUNE=0   # no clock-driven choices (sim_run.bash)
     progs=build/sim/progs
     tmp="$BATS_TEST_TMPDIR"
 }

@@ -5,9 +5,9 @@
 # tests/run.sh), skip unless the simulator, build/sim/progs/PROGRAM and the shim are
 # built, unset the caller's AUTOGRAPH*, SIM_* and PREFIX* variables (the runs set exactly
 # what they need), set tmp (the test's folder) and shim (the library's path).  The speed
-# guard is off (AUTOGRAPH_GUARD_MS=0): its verdicts follow the machine's clock, and the
-# simulator's graphs are neither faster nor slower than its eager work by design; the
-# guard's own tests set it.
+# guard and chunk plan tuning are off (AUTOGRAPH_GUARD_MS=0, AUTOGRAPH_CHUNK_TUNE=0):
+# their choices follow the machine's clock, and the simulator's graphs are neither
+# faster nor slower than its eager work by design; their own tests set them.
 sim_setup() {
     cd "${AG_TEST_ROOT:-$BATS_TEST_DIRNAME/../..}" || return 1
     [ -f build/sim/libcuda.so.1 ] || skip "simulator not built (make sim)"
@@ -17,7 +17,7 @@ sim_setup() {
     for v in $(compgen -e); do
         case "$v" in AUTOGRAPH*|SIM_*|"$2"*) unset "$v" ;; esac
     done
-    export AUTOGRAPH_GUARD_MS=0
+    export AUTOGRAPH_GUARD_MS=0 AUTOGRAPH_CHUNK_TUNE=0
     tmp="$BATS_TEST_TMPDIR"
     shim="$PWD/build/libautograph.so"
 }

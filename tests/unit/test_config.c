@@ -55,7 +55,21 @@ int main(void)
     CHECK(cfg.max_variants == 4 && cfg.period_min == 32 && cfg.explain == 0);
     CHECK(cfg.light_after == 3 && cfg.launch_thread == AG_LAUNCH_THREAD_AUTO);
     CHECK(cfg.launch_spin_us == 1000 && cfg.launch_poll_us == 0);
+    CHECK(cfg.chunk_tune == AG_CHUNK_TUNE_AUTO);
     CHECK(err[0] == '\0');
+
+    /* AUTOGRAPH_CHUNK_TUNE: auto (the default), or replays per plan */
+    set_env("AUTOGRAPH_CHUNK_TUNE", "0", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.chunk_tune == 0 && err[0] == '\0');
+    set_env("AUTOGRAPH_CHUNK_TUNE", "Auto", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.chunk_tune == AG_CHUNK_TUNE_AUTO && err[0] == '\0');
+    set_env("AUTOGRAPH_CHUNK_TUNE", "-1", NULL, NULL);
+    parse(&cfg, no_env, err, sizeof err);
+    CHECK(cfg.chunk_tune == AG_CHUNK_TUNE_AUTO);
+    CHECK(strstr(err, "AUTOGRAPH_CHUNK_TUNE=\"-1\" is not valid (accepted: auto, or an "
+                      "integer from 0 to 10000); using \"auto\"\n") != NULL);
 
     /* AUTOGRAPH_LAUNCH_THREAD: auto (the default), or a boolean */
     set_env("AUTOGRAPH_LAUNCH_THREAD", "on", NULL, NULL);

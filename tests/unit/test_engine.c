@@ -945,10 +945,34 @@ static void test_chunk_tuning(void)
     CHECK(ag_eng.s.tuned == 1 && same_order());
     noise = 0;
 
-    /* One chunk under the configured plan: nothing to tune. */
+    /* One chunk under the configured plan (4 x2 leaves 6 ops in one): it is timed
+     * against a first chunk of 2 (2+4).  More chunks dearer: the one chunk is kept,
+     * after 2 rebuilds (1 to try, 1 to go back); cheaper: the split is kept. */
     reset();
     CHECK(run_timed(30, 6, 1000, 1000) == 10);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 2 && same_order());
+    reset();
+    CHECK(run_timed(30, 6, 10000, -1000) == 10 * 2);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 1 && same_order());
+
+    /* Nothing to split: 3 ops (made a graph with min_ops 3) cut after 2 leave a rest
+     * shorter than the first chunk, which joins it: one chunk either way. */
+    ag_eng.p.min_ops = 3;
+    reset();
+    CHECK(run_timed(30, 3, 1000, 1000) == 10);
     CHECK(ag_eng.s.tuned == 0 && ag_eng.s.tune_rebuilds == 0 && same_order());
+    ag_eng.p.min_ops = 4;
+
+    /* auto (the default): only the windows left in one chunk are tuned, each candidate
+     * over AG_TUNE_AUTO_REPLAYS replays. */
+    ag_eng.p.tune_replays = AG_TUNE_AUTO;
+    reset();
+    CHECK(run_timed(60, 40, 100000, 1000) == 10 * 4);
+    CHECK(ag_eng.s.tuned == 0 && ag_eng.s.tune_rebuilds == 0 && same_order());
+    reset();
+    CHECK(run_timed(4 * (AG_TUNE_AUTO_REPLAYS + 8), 6, 10000, -1000) == 10 * 2);
+    CHECK(ag_eng.s.tuned == 1 && ag_eng.s.tune_rebuilds == 1 && same_order());
+    ag_eng.p.tune_replays = 5;
 
     /* The choice outlives the graph: rebuilt after a reset of the graphs, it has the
      * chosen plan at once, without tuning again. */
