@@ -324,10 +324,20 @@ static int build_chunk(struct ag_template *t, struct ag_chunk *c, const struct a
     return 0;
 }
 
+/* Templates in every engine's table, for readers without its lock (a free that only
+ * counts the graphs pointing into it). */
+static unsigned long templates_held;
+
+unsigned long ag_templates_held(void)
+{
+    return __atomic_load_n(&templates_held, __ATOMIC_RELAXED);
+}
+
 static void register_template(struct ag_template *t)
 {
     struct ag_start *s;
     HASH_ADD(hh, ag_eng.by_hash, hash, sizeof t->hash, t);
+    __atomic_add_fetch(&templates_held, 1, __ATOMIC_RELAXED);
     if (t->failed)
         return;
     HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
@@ -590,6 +600,7 @@ void ag_template_retire(struct ag_template *t, const char *why)
     struct ag_start *s;
     ag_subperiod_forget(t);
     HASH_DEL(ag_eng.by_hash, t);
+    __atomic_sub_fetch(&templates_held, 1, __ATOMIC_RELAXED);
     HASH_FIND(hh, ag_eng.by_start, &t->start_key, sizeof t->start_key, s);
     if (s) {
         struct ag_template **p = &s->list;

@@ -206,8 +206,12 @@ void ag_engine_after(int entry, int result);
 void ag_engine_flush(enum ag_flush_reason reason);
 
 /* The program is freeing [base, base + size) (size 0: unknown, one byte): graphs
- * that hold a pointer into it are dropped, and rebuilt if their window returns. */
+ * that hold a pointer into it are kept (their next replay patches those nodes) and
+ * counted (kept_freed_memory). */
 void ag_engine_memory_freed(uintptr_t base, size_t size);
+
+/* Whether any engine holds a graph (read unlocked: for what only counts them). */
+int ag_engine_holds_graphs(void);
 
 /* The program created a stream with this handle (it may reuse a destroyed one's). */
 void ag_engine_stream_created(uintptr_t stream);

@@ -322,6 +322,11 @@ void ag_engine_memory_freed(uintptr_t base, size_t size)
         each_engine(freed_in_engine, &f);
 }
 
+int ag_engine_holds_graphs(void)
+{
+    return ag_engine_running() && ag_templates_held() != 0;
+}
+
 /* ---- events made and destroyed (replay_events.c does each engine's part) ---------- */
 
 static void event_made_in_engine(const void *event, struct ag_visit *v)

@@ -103,13 +103,13 @@ static void dev_query_after(CUresult result, int id, CUdeviceptr *p, ...)
     add(result, id, (uintptr_t)base, size);
 }
 
-/* ---- frees: graphs dropped before the call, the table updated after -------------- */
+/* ---- frees: graphs pointing there counted before the call, the table updated after */
 
 static void freeing(uintptr_t p, size_t size)
 {
     uintptr_t base = p;
-    if (!tracking())
-        return;
+    if (!tracking() || !ag_engine_holds_graphs())
+        return;                 /* no graph to count (a loop left eager frees cheaply) */
     if (size == 0 && !ag_alloc_find(p, &base, &size))
         base = p;
     ag_engine_memory_freed(base, size);
