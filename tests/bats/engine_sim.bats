@@ -1325,11 +1325,13 @@ guarded() {
 # replays, and keeps the faster.  thrust_like's steps are 12 launches and a sync: one
 # chunk of the default plan (8, growing 3x).  SIM_GRAPH_LAUNCH_US makes every graph
 # launch cost host time, so the split (two launches a replay) is the slower on purpose.
+# AUTOGRAPH_CHUNK_SLOW_US=0: never paced (a loaded machine's slow calls would make the
+# window paced, its chunks alike, and the plans' growth 1).
 tuned() {
     local tag=$1
     shift
     sim_run "$tag" thrust_like LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" \
-        AUTOGRAPH_LOG=debug "$@" -- 0 300
+        AUTOGRAPH_LOG=debug AUTOGRAPH_CHUNK_SLOW_US=0 "$@" -- 0 300
     same plain "$tag" "thrust_like 0 300 ($*)" || return 1
     load "$tag"
 }
