@@ -114,12 +114,12 @@ static struct ag_tune *entry_of(uint64_t hash)
     return &ag_eng.tunes[hash % AG_TUNE_SIZE];
 }
 
-/* Replays timed per candidate for a window the configured plan cuts into `chunks`
- * chunks (0: not tuned). */
-static int replays_for(int chunks)
+/* Replays timed per candidate for a window the configured plan leaves in one chunk
+ * (single) or cuts into several (0: not tuned). */
+static int replays_for(int single)
 {
     if (ag_eng.p.tune_replays == AG_TUNE_AUTO)
-        return chunks == 1 ? AG_TUNE_AUTO_REPLAYS : 0;
+        return single ? AG_TUNE_AUTO_REPLAYS : 0;
     return ag_eng.p.tune_replays > 0 ? ag_eng.p.tune_replays : 0;
 }
 
@@ -128,12 +128,13 @@ void ag_tune_choose(struct ag_template *t)
 {
     struct ag_tune *e = entry_of(t->hash);
     int alike = t->paced && ag_launcher_available();
-    int single = ag_plan_lengths(t->nops, candidate(0, alike, 0), NULL, 0) == 1;
-    int replays = replays_for(single ? 1 : 2);
+    struct ag_plan configured = candidate(0, alike, 0);
+    int single = ag_plan_lengths(t->nops, configured, NULL, 0) == 1;
+    int replays = replays_for(single);
     size_t size;
 
-    t->plan = candidate(0, alike, single);
-    if (replays == 0 || (single && same_cut(t->nops, t->plan, candidate(1, alike, 1))))
+    t->plan = configured;
+    if (replays == 0 || (single && same_cut(t->nops, configured, candidate(1, alike, 1))))
         return;                      /* off, or nothing to choose between */
     if (e->hash != t->hash || e->alike != alike || e->single != single) {
         memset(e, 0, sizeof *e);     /* a new shape, or newly paced */

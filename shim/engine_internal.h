@@ -603,8 +603,8 @@ int ag_collective_ends(const struct ag_template *t, unsigned char **ends);
 int ag_chunks_end_collectives(struct ag_template *t, const unsigned char *ends);
 int ag_plan_lengths(int nops, struct ag_plan plan, int *lens, int cap);
 void ag_template_retire(struct ag_template *t, const char *why);
-/* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */
 unsigned long ag_templates_held(void);   /* in every engine (read unlocked) */
+/* Graphs holding a pointer into [lo, hi) (built with or patched to it, any variant). */
 int ag_templates_count_pointing_into(uintptr_t lo, uintptr_t hi);
 /* Graph t goes because the program destroyed an event of it or unloaded a module of
  * its kernels (engine.c counts those before a first replay: AG_MAX_DROPS, then its
