@@ -45,12 +45,24 @@ static int tracking(void)
     return state > 0;
 }
 
-static void add(CUresult result, int id, uintptr_t base, size_t size)
+/* The recorder's memory types are told after the table is (record_ops.c): device
+ * memory the table holds changes only the device addresses' types; host memory, an
+ * import of unknown size or no table, every address's. */
+static void memory_changed(int device_in_table)
 {
-    if (result == CUDA_SUCCESS)
+    if (device_in_table && tracking())
+        ag_record_device_memory_changed();
+    else
         ag_record_memory_changed();
-    if (result == CUDA_SUCCESS && tracking())
+}
+
+static void add(CUresult result, int id, uintptr_t base, size_t size, int device)
+{
+    if (result != CUDA_SUCCESS)
+        return;
+    if (tracking())
         ag_alloc_add(base, size, ag_entry_name[id]);
+    memory_changed(device && size > 0);
 }
 
 /* ---- allocations: after the call ------------------------------------------------ */
@@ -68,26 +80,26 @@ static void none(int id, ...)
 
 static void dev_out_after(CUresult result, int id, CUdeviceptr *p, size_t size, ...)
 {
-    add(result, id, result == CUDA_SUCCESS ? (uintptr_t)*p : 0, size);
+    add(result, id, result == CUDA_SUCCESS ? (uintptr_t)*p : 0, size, 1);
 }
 static void dev_pitch_after(CUresult result, int id, CUdeviceptr *p, size_t *pitch,
                             size_t width, size_t height, ...)
 {
     (void)width;
     add(result, id, result == CUDA_SUCCESS ? (uintptr_t)*p : 0,
-        result == CUDA_SUCCESS ? *pitch * height : 0);
+        result == CUDA_SUCCESS ? *pitch * height : 0, 1);
 }
 static void host_out_after(CUresult result, int id, void **p, size_t size, ...)
 {
-    add(result, id, result == CUDA_SUCCESS ? (uintptr_t)*p : 0, size);
+    add(result, id, result == CUDA_SUCCESS ? (uintptr_t)*p : 0, size, 0);
 }
 static void host_given_after(CUresult result, int id, void *p, size_t size, ...)
 {
-    add(result, id, (uintptr_t)p, size);
+    add(result, id, (uintptr_t)p, size, 0);
 }
 static void dev_given_after(CUresult result, int id, CUdeviceptr p, size_t size, ...)
 {
-    add(result, id, (uintptr_t)p, size);
+    add(result, id, (uintptr_t)p, size, 1);
 }
 /* Imports (IPC, pools): the size is asked of the driver. */
 static void dev_query_after(CUresult result, int id, CUdeviceptr *p, ...)
@@ -100,7 +112,7 @@ static void dev_query_after(CUresult result, int id, CUdeviceptr *p, ...)
         return;
     if (range == NULL || range(&base, &size, *p) != CUDA_SUCCESS)
         base = *p, size = 0;
-    add(result, id, (uintptr_t)base, size);
+    add(result, id, (uintptr_t)base, size, 1);
 }
 
 /* ---- frees: graphs pointing there counted before the call, the table updated after */
@@ -114,12 +126,13 @@ static void freeing(uintptr_t p, size_t size)
         base = p;
     ag_engine_memory_freed(base, size);
 }
-static void freed(CUresult result, int id, uintptr_t p, size_t size)
+static void freed(CUresult result, int id, uintptr_t p, size_t size, int device)
 {
-    if (result == CUDA_SUCCESS)
-        ag_record_memory_changed();
-    if (result == CUDA_SUCCESS && tracking())
+    if (result != CUDA_SUCCESS)
+        return;
+    if (tracking())
         ag_alloc_remove(p, size, ag_entry_name[id]);
+    memory_changed(device);
 }
 
 static void dev_free_before(int id, CUdeviceptr p, ...)
@@ -129,7 +142,7 @@ static void dev_free_before(int id, CUdeviceptr p, ...)
 }
 static void dev_free_after(CUresult result, int id, CUdeviceptr p, ...)
 {
-    freed(result, id, (uintptr_t)p, 0);
+    freed(result, id, (uintptr_t)p, 0, 1);
 }
 static void host_free_before(int id, void *p, ...)
 {
@@ -138,7 +151,7 @@ static void host_free_before(int id, void *p, ...)
 }
 static void host_free_after(CUresult result, int id, void *p, ...)
 {
-    freed(result, id, (uintptr_t)p, 0);
+    freed(result, id, (uintptr_t)p, 0, 0);
 }
 static void unmap_before(int id, CUdeviceptr p, size_t size, ...)
 {
@@ -147,7 +160,7 @@ static void unmap_before(int id, CUdeviceptr p, size_t size, ...)
 }
 static void unmap_after(CUresult result, int id, CUdeviceptr p, size_t size, ...)
 {
-    freed(result, id, (uintptr_t)p, size);
+    freed(result, id, (uintptr_t)p, size, 1);
 }
 
 /* ---- streams: after the call ------------------------------------------------------- */

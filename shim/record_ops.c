@@ -19,6 +19,7 @@
 
 #include "record_stage.h"
 
+#include "alloc_table.h"
 #include "config.h"
 #include "driver.h"
 #include "engine.h"
@@ -219,13 +220,19 @@ int ag_record_memset(struct ag_op *op, int entry, CUdeviceptr dst, unsigned valu
  * on the simulator, device and pinned allocations from one heap), and a copy to
  * pageable memory taken for pinned would be held without its wait.  An address's type
  * changes only when the program allocates, frees, registers or unregisters memory
- * (intercept_lifetime.c calls ag_record_memory_changed), which empties every thread's
- * cache. */
+ * (intercept_lifetime.c tells), in two ways:
+ *  - host memory (pinned, registered) or memory the allocation table does not know:
+ *    ag_record_memory_changed empties every thread's cache;
+ *  - device memory the allocation table holds (a loop that allocates a temporary each
+ *    step): ag_record_device_memory_changed.  A cached pageable address stays pageable
+ *    unless it now lies in a live allocation of the table (host memory released, and
+ *    its addresses given to the device); any other is asked again (managed memory
+ *    freed this way may have answered as host memory). */
 #define TYPE_CACHE 64
-static unsigned memory_generation = 1;
+static unsigned memory_generation = 1, device_generation = 1;
 static AG_TLS struct {
     uintptr_t ptr;
-    unsigned generation, type;
+    unsigned generation, device_generation, type;
     int device;                  /* memory_device's answer; -2: not asked yet */
 } type_cache[TYPE_CACHE];
 
@@ -234,10 +241,28 @@ void ag_record_memory_changed(void)
     __atomic_add_fetch(&memory_generation, 1, __ATOMIC_RELEASE);
 }
 
+void ag_record_device_memory_changed(void)
+{
+    __atomic_add_fetch(&device_generation, 1, __ATOMIC_RELEASE);
+}
+
 static __typeof__(type_cache[0]) *type_entry(uintptr_t ptr)
 {
     uintptr_t mix = ptr ^ (ptr >> 12) ^ (ptr >> 24);
     return &type_cache[(mix ^ (mix >> 6)) % TYPE_CACHE];
+}
+
+/* Whether entry e, cached for e->ptr at this generation, still holds after the device
+ * memory changed (device_generation dgen): a pageable address outside every live
+ * allocation of the table does. */
+static int pageable_holds(__typeof__(type_cache[0]) *e, unsigned dgen)
+{
+    uintptr_t base;
+    size_t size;
+    if (e->type != 0 || ag_alloc_find(e->ptr, &base, &size))
+        return 0;
+    e->device_generation = dgen;
+    return 1;
 }
 
 /* Memory type of an address: CU_MEMORYTYPE_DEVICE / _HOST (pinned), 0 if pageable. */
@@ -245,8 +270,10 @@ static unsigned memory_type(uintptr_t ptr)
 {
     DRIVER_FN(get_attribute, cuPointerGetAttribute);
     unsigned type = 0, generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
+    unsigned dgen = __atomic_load_n(&device_generation, __ATOMIC_ACQUIRE);
     __typeof__(type_cache[0]) *e = type_entry(ptr);
-    if (e->generation == generation && e->ptr == ptr)
+    if (e->generation == generation && e->ptr == ptr &&
+        (e->device_generation == dgen || pageable_holds(e, dgen)))
         return e->type;
     if (get_attribute == NULL ||
         get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)ptr) != CUDA_SUCCESS)
@@ -255,6 +282,7 @@ static unsigned memory_type(uintptr_t ptr)
     e->type = type;
     e->device = -2;
     e->generation = generation;
+    e->device_generation = dgen;
     return type;
 }
 
@@ -292,7 +320,8 @@ static int context_device(uintptr_t ctx)
     static AG_TLS uintptr_t known_ctx;
     static AG_TLS unsigned known_generation;
     static AG_TLS int known_device = -1;
-    unsigned generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE);
+    unsigned generation = __atomic_load_n(&memory_generation, __ATOMIC_ACQUIRE) +
+                          __atomic_load_n(&device_generation, __ATOMIC_ACQUIRE);
     CUdevice dev;
     if (ctx != known_ctx || generation != known_generation || known_device < 0) {
         known_ctx = ctx;

@@ -232,7 +232,10 @@ void ag_record_forget_layouts(void);
 void ag_record_context_may_change(void);
 
 /* The program allocated, freed, registered or unregistered memory: memory types
- * the recorder remembers are asked again. */
+ * the recorder remembers are asked again.  The device variant, for device memory the
+ * allocation table (alloc_table.h) already holds: only device addresses, and host
+ * addresses now inside a live allocation, are asked again. */
 void ag_record_memory_changed(void);
+void ag_record_device_memory_changed(void);
 
 #endif

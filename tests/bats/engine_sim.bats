@@ -869,6 +869,16 @@ staged() {
     want launches_graphed -ge 400
 }
 
+@test "staged_copies: host memory unmapped and its addresses given to a device temporary: the temporary's copies are taken for device copies, not pageable ones: same sums" {
+    staged reuse 200
+    # the program's buffer and the temporary must share their address, or this tests nothing
+    [ "$(sed -n 's/^staged_copies: host address reused //p' "$tmp/shim.err")" -ge 190 ]
+    want staged_out -ge 150          # the host buffer's copy only
+    want staged_out -le 200
+    want mismatches -le 2            # a temporary taken for pageable memory changes the op
+    want launches_graphed -ge 900    # of 1000
+}
+
 @test "staged_copies: a ring of 1 MiB wraps round many times (slots given back at their fences): same sums" {
     staged async 3000 -- AUTOGRAPH_STAGE_MB=1
     want staged_in -ge 5000

@@ -34,13 +34,27 @@
  *           cuMemsetD8Async of z's first word, add_one on x, cuMemcpyDtoHAsync of
  *           x[0] into a stack scalar (pageable: returns once done), cuStreamSynchronize,
  *           the host adding it to its sums.  Too short a window to graph.
+ *   reuse   host memory given back and taken again as device memory (the simulator's
+ *           device memory comes from the program's heap, large blocks mapped anew):
+ *           created blocking stream s; each iteration: 1 MiB of host memory mapped
+ *           (mmap), add_one on x, scale on y, add_one on x, cuMemcpyDtoHAsync of x into
+ *           the mapping (pageable: staged, done at the return), its sum added, the
+ *           mapping unmapped, cuMemAlloc of a temporary t (at the host buffer's
+ *           address), add_one on y, cuMemcpyDtoDAsync of x into t, scale on t,
+ *           cuMemcpyDtoDAsync of t into z, cuStreamSynchronize, cuMemFree(t).  An
+ *           address known as pageable that comes back as device memory must be taken
+ *           for device memory: its copies are not staged.  Prints "staged_copies: host
+ *           address reused N" on stderr (iterations whose t had the host buffer's
+ *           address).
  *
  * stdout: the host's sums of what it read back, and the sums of x, y and z at the end.
  * Exit status 0, 1 on an unexpected CUDA error, 2 on bad arguments.
  */
 #include "prog.h"
 
+#include <malloc.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static CUfunction add_one, scale;
 static CUstream s;
@@ -110,6 +124,55 @@ static void solver_iteration(int it)
     host_sum += x0;
 }
 
+static int reused;
+
+/* Host memory of its own mapping, given back to the system before a temporary of
+ * about its size is allocated: the simulator's allocation (glibc maps one for it, at a
+ * fixed threshold) lands there.  reuse_offset: where in the mapping, found once. */
+#define REUSE_MAP (1u << 20)
+#define REUSE_TEMP (REUSE_MAP - 16384)
+static size_t reuse_offset;
+
+static void reuse_setup(void)
+{
+    char *map;
+    CUdeviceptr t;
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);   /* fixed: not raised by frees */
+    map = mmap(NULL, REUSE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        exit(1);
+    munmap(map, REUSE_MAP);
+    CK(cuMemAlloc(&t, REUSE_TEMP));
+    if (t >= (uintptr_t)map && t + PROG_N * sizeof(int) <= (uintptr_t)map + REUSE_MAP)
+        reuse_offset = t - (uintptr_t)map;
+    CK(cuMemFree(t));
+}
+
+static void reuse_iteration(void)
+{
+    char *map = mmap(NULL, REUSE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    int *host = (int *)(map + reuse_offset);
+    CUdeviceptr t;
+    if (map == MAP_FAILED)
+        exit(1);
+    add(&x);
+    neg(&y);
+    add(&x);
+    CK(cuMemcpyDtoHAsync(host, x, PROG_N * sizeof(int), s));
+    for (int i = 0; i < PROG_N; i++)
+        host_sum += host[i];
+    munmap(map, REUSE_MAP);
+    CK(cuMemAlloc(&t, REUSE_TEMP));
+    reused += t == (CUdeviceptr)(uintptr_t)host;
+    add(&y);
+    CK(cuMemcpyDtoDAsync(t, x, PROG_N * sizeof(int), s));
+    neg(&t);
+    CK(cuMemcpyDtoDAsync(z, t, PROG_N * sizeof(int), s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemFree(t));
+}
+
 static void page_iteration(int it, int *page)
 {
     int *pinned = page, *pageable = page + 512;
@@ -155,9 +218,11 @@ int main(int argc, char **argv)
     int iters = argc > 2 ? atoi(argv[2]) : 0, *pinned;
     int sync = !strcmp(mode, "sync"), burst = !strcmp(mode, "burst");
     int solver = !strcmp(mode, "solver"), paged = !strcmp(mode, "page");
+    int reuse = !strcmp(mode, "reuse");
     int *page = NULL;
-    if ((!sync && !burst && !solver && !paged && strcmp(mode, "async")) || iters <= 0) {
-        fprintf(stderr, "usage: staged_copies async|sync|burst|page|solver ITER\n");
+    if ((!sync && !burst && !solver && !paged && !reuse && strcmp(mode, "async")) ||
+        iters <= 0) {
+        fprintf(stderr, "usage: staged_copies async|sync|burst|page|solver|reuse ITER\n");
         return 2;
     }
     prog_setup(&ctx, &mod);
@@ -177,6 +242,8 @@ int main(int argc, char **argv)
         memset(page, 0, 4096);
         CK(cuMemHostRegister(page, 64, 0));
     }
+    if (reuse)
+        reuse_setup();
     CK(cuCtxSynchronize());
     for (int it = 0; it < iters; it++) {
         if (paged)
@@ -187,6 +254,8 @@ int main(int argc, char **argv)
             burst_iteration(it);
         else if (solver)
             solver_iteration(it);
+        else if (reuse)
+            reuse_iteration();
         else
             async_iteration(it);
     }
@@ -194,5 +263,7 @@ int main(int argc, char **argv)
     printf("host_sum %lld\n", host_sum);
     printf("sums %lld %lld %lld\n", device_sum(x), device_sum(y), device_sum(z));
     printf("staged_copies: mode=%s iterations=%d\n", mode, iters);
+    if (reuse)
+        fprintf(stderr, "staged_copies: host address reused %d\n", reused);
     return 0;
 }
