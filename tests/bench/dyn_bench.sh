@@ -46,8 +46,9 @@
 #   (python3), TMO (per-process timeout in seconds, default 120), SRC_DIR (where the sources
 #   are; default: this script's folder, then ../gpu and ../bench beside it), TORCH_ARGS
 #   (added to every torch_decode.py command, e.g. "--dtype bf16"), LOOP_TIME_TOKENS
-#   (torch_loop's --tokens in timing runs, default 200: its correctness runs decode 400;
-#   400 costs the 6 timing processes a few s each), GEN_TIME_ARGS (added to torch_generate's timing
+#   (torch_loop's --tokens in timing runs, default 450: 400 timed after the 50 warm-up
+#   tokens, the issue's 400-token decode; fewer timed tokens weigh the first replays'
+#   template building more), GEN_TIME_ARGS (added to torch_generate's timing
 #   runs, default empty; e.g. "--calls 2" or "--tokens 100" to save time), BENCH_CPUS (the
 #   CPUs both sides are pinned to with taskset; default 2-5 with 8 or more CPUs; "none":
 #   not pinned).
@@ -58,7 +59,7 @@ prog=dyn_bench.sh keys='result|sha256|tokens|token_ids|steps' check_runs=1 TMO=$
 . "$(dirname "$0")/compare_lib.bash"
 cmp_init 3 1 "$@"
 TORCH_ARGS=${TORCH_ARGS:-}
-LOOP_TIME_TOKENS=${LOOP_TIME_TOKENS:-200}
+LOOP_TIME_TOKENS=${LOOP_TIME_TOKENS:-450}
 GEN_TIME_ARGS=${GEN_TIME_ARGS:-}
 t_begin=$(date +%s)
 
