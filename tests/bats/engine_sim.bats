@@ -870,8 +870,12 @@ staged() {
 }
 
 @test "staged_copies: host memory unmapped and its addresses given to a device temporary: the temporary's copies are taken for device copies, not pageable ones: same sums" {
+    local plain
     staged reuse 200
-    # the program's buffer and the temporary must share their address, or this tests nothing
+    # the program's buffer and the temporary must share their address, or this tests
+    # nothing; under valgrind (make memcheck) memory is placed elsewhere, in both runs
+    plain=$(sed -n 's/^staged_copies: host address reused //p' "$tmp/plain.err")
+    [ "${plain:-0}" -ge 190 ] || skip "no host address reused as device memory here ($plain of 200)"
     [ "$(sed -n 's/^staged_copies: host address reused //p' "$tmp/shim.err")" -ge 190 ]
     want staged_out -ge 150          # the host buffer's copy only
     want staged_out -le 200
