@@ -46,11 +46,11 @@ static int tracking(void)
 }
 
 /* The recorder's memory types are told after the table is (record_ops.c): device
- * memory the table holds changes only the device addresses' types; host memory, an
- * import of unknown size or no table, every address's. */
-static void memory_changed(int device_in_table)
+ * memory the table holds (in_table) changes only the device addresses' types; host
+ * memory, an import of unknown size or no table, every address's. */
+static void memory_changed(int in_table)
 {
-    if (device_in_table && tracking())
+    if (in_table)
         ag_record_device_memory_changed();
     else
         ag_record_memory_changed();
@@ -58,11 +58,13 @@ static void memory_changed(int device_in_table)
 
 static void add(CUresult result, int id, uintptr_t base, size_t size, int device)
 {
+    int table;
     if (result != CUDA_SUCCESS)
         return;
-    if (tracking())
+    table = tracking();
+    if (table)
         ag_alloc_add(base, size, ag_entry_name[id]);
-    memory_changed(device && size > 0);
+    memory_changed(table && device && size > 0);
 }
 
 /* ---- allocations: after the call ------------------------------------------------ */
@@ -128,11 +130,13 @@ static void freeing(uintptr_t p, size_t size)
 }
 static void freed(CUresult result, int id, uintptr_t p, size_t size, int device)
 {
+    int table;
     if (result != CUDA_SUCCESS)
         return;
-    if (tracking())
+    table = tracking();
+    if (table)
         ag_alloc_remove(p, size, ag_entry_name[id]);
-    memory_changed(device);
+    memory_changed(table && device);
 }
 
 static void dev_free_before(int id, CUdeviceptr p, ...)

@@ -133,14 +133,21 @@ static int reused;
 #define REUSE_TEMP (REUSE_MAP - 16384)
 static size_t reuse_offset;
 
+static char *reuse_map(void)
+{
+    char *map = mmap(NULL, REUSE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (map == MAP_FAILED)
+        exit(1);
+    return map;
+}
+
 static void reuse_setup(void)
 {
     char *map;
     CUdeviceptr t;
     mallopt(M_MMAP_THRESHOLD, 64 * 1024);   /* fixed: not raised by frees */
-    map = mmap(NULL, REUSE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
-        exit(1);
+    map = reuse_map();
     munmap(map, REUSE_MAP);
     CK(cuMemAlloc(&t, REUSE_TEMP));
     if (t >= (uintptr_t)map && t + PROG_N * sizeof(int) <= (uintptr_t)map + REUSE_MAP)
@@ -150,12 +157,9 @@ static void reuse_setup(void)
 
 static void reuse_iteration(void)
 {
-    char *map = mmap(NULL, REUSE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    char *map = reuse_map();
     int *host = (int *)(map + reuse_offset);
     CUdeviceptr t;
-    if (map == MAP_FAILED)
-        exit(1);
     add(&x);
     neg(&y);
     add(&x);
