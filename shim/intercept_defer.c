@@ -405,7 +405,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         return 0;
     thread_submits = 1;
     if (timed)
-        ag_timing_held(t_in);
+        ag_timing_held(entry, t_in);
     ag_count_call(entry, 0);
     return 1;
 }
@@ -528,7 +528,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         }                                                                      \
         if (how == AG_HELD) {                                                  \
             if (TIMED)                                                         \
-                ag_timing_held(t_in);                                          \
+                ag_timing_held(AG_EP_##sym, t_in);                             \
             ag_count_call(AG_EP_##sym, held_result);                           \
             return held_result;                                                \
         }                                                                      \
@@ -540,7 +540,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
             uint64_t t_call = ag_timing_now();                                 \
             result = real AG_ARGS_##sym;                                       \
             t_ret = ag_timing_now();                                           \
-            ag_timing_submit(t_in, t_call, t_ret);                             \
+            ag_timing_submit(AG_EP_##sym, t_in, t_call, t_ret);                \
         } else {                                                               \
             result = real AG_ARGS_##sym;                                       \
         }                                                                      \
@@ -555,7 +555,7 @@ int ag_intercept_hold_runtime(int entry, CUfunction f, const unsigned grid[3],
         if (AG_WAITS_##kind)                                                   \
             ag_speed_sync();                                                   \
         if (TIMED)                                                             \
-            ag_timing_shim_since(t_ret);                                       \
+            ag_timing_shim_since(AG_EP_##sym, t_ret);                          \
         return result;
 
 /* Two copies of the body: the exported wrapper, whose one branch on AUTOGRAPH_TIMING

@@ -183,20 +183,30 @@ static inline void count_submit(uint64_t t_in)
     atomic_fetch_add_explicit(&pool.submits, 1, memory_order_relaxed);
 }
 
-void ag_timing_submit(uint64_t t_in, uint64_t t_call, uint64_t t_ret)
+void ag_timing_submit(int entry, uint64_t t_in, uint64_t t_call, uint64_t t_ret)
 {
+    if (ag_timing_role[entry] == AG_TIMING_SYNC)
+        return;                 /* the window ends at ag_timing_shim_since */
     count_submit(t_in);
     atomic_fetch_add_explicit(&pool.launch_ns, t_ret - t_call, memory_order_relaxed);
     atomic_fetch_add_explicit(&pool.shim_ns, t_call - t_in, memory_order_relaxed);
 }
 
-void ag_timing_shim_since(uint64_t t_ret)
+void ag_timing_shim_since(int entry, uint64_t t_ret)
 {
+    if (ag_timing_role[entry] == AG_TIMING_SYNC) {
+        end_window(t_ret);
+        return;
+    }
     atomic_fetch_add_explicit(&pool.shim_ns, ag_timing_now() - t_ret, memory_order_relaxed);
 }
 
-void ag_timing_held(uint64_t t_in)
+void ag_timing_held(int entry, uint64_t t_in)
 {
+    if (ag_timing_role[entry] == AG_TIMING_SYNC) {
+        end_window(ag_timing_now());
+        return;
+    }
     count_submit(t_in);
     atomic_fetch_add_explicit(&pool.held, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&pool.shim_ns, ag_timing_now() - t_in, memory_order_relaxed);
@@ -205,7 +215,7 @@ void ag_timing_held(uint64_t t_in)
 void ag_timing_call(int entry, uint64_t t_call, uint64_t t_ret)
 {
     if (ag_timing_role[entry] == AG_TIMING_SUBMIT)
-        ag_timing_submit(t_call, t_call, t_ret);
+        ag_timing_submit(entry, t_call, t_call, t_ret);
     else if (ag_timing_role[entry] == AG_TIMING_SYNC)
         end_window(t_ret);
 }

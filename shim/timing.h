@@ -49,14 +49,16 @@ void ag_timing_start(const char *pattern, int mode_on);
 /* A forwarded call of `entry` whose real function ran from t_call to t_ret. */
 void ag_timing_call(int entry, uint64_t t_call, uint64_t t_ret);
 
-/* A recordable call that entered the shim at t_in: passed to the driver, which ran
- * from t_call to t_ret (the shim's own time so far: t_call - t_in), then
+/* A recordable call of `entry` that entered the shim at t_in: passed to the driver,
+ * which ran from t_call to t_ret (the shim's own time so far: t_call - t_in), then
  * ag_timing_shim_since(t_ret) as the wrapper returns (its own time after the driver);
  * or held back by the engine (it runs inside a graph): its whole time in the shim,
- * from t_in to now, is the shim's own. */
-void ag_timing_submit(uint64_t t_in, uint64_t t_call, uint64_t t_ret);
-void ag_timing_shim_since(uint64_t t_ret);
-void ag_timing_held(uint64_t t_in);
+ * from t_in to now, is the shim's own.  A recordable call the host waits on (a
+ * synchronous copy to or from host memory: role AG_TIMING_SYNC) is no submit: it
+ * ends the window, at t_ret (passed) or at its return (held, its wait done). */
+void ag_timing_submit(int entry, uint64_t t_in, uint64_t t_call, uint64_t t_ret);
+void ag_timing_shim_since(int entry, uint64_t t_ret);
+void ag_timing_held(int entry, uint64_t t_in);
 
 /* result = call, timed when `entry` plays a role (the forwarding wrappers). */
 #define AG_TIMED_CALL(entry, result, call)                                     \

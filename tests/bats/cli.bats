@@ -165,6 +165,28 @@ windows() {
     [ "$(awk '/^w / && $5 == 24 && $4 == 0' "$tmp"/ton.[0-9]* | wc -l)" -ge 25 ]
 }
 
+@test "timing: a synchronous copy to or from host memory ends the window, passed or held alike" {
+    # staged_copies sync: per iteration a launch, a synchronous memset (work that does
+    # not wait), a launch, cuMemcpyHtoD (the host waits: window 1 ends), two launches,
+    # cuMemcpyDtoH (window 2 ends), another cuMemcpyDtoH (no window open); the setup
+    # makes one window more. The engine holds those copies in graphs, yet the windows
+    # are the same with graphing on
+    for m in off on; do
+        cli "y$m" run --set AUTOGRAPH="$m" --timing "$tmp/y$m.%p" -- \
+            build/sim/progs/staged_copies sync 40
+        [ "$rc" -eq 0 ]
+        f=$(echo "$tmp/y$m".[0-9]*)
+        awk '/^w /{ print $3 }' "$f" | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }' \
+            >"$tmp/y$m.shape"
+        echo "$m: $(cat "$tmp/y$m.shape")"
+        [ "$(cat "$tmp/y$m.shape")" = "2:40 3:41 " ]
+    done
+    [ "$(windows "$(echo "$tmp"/yoff.[0-9]*)")" = "81 203 0" ]
+    local n submits held
+    read -r n submits held <<<"$(windows "$(echo "$tmp"/yon.[0-9]*)")"
+    [ "$n $submits" = "81 203" ] && [ "$held" -gt 100 ]
+}
+
 @test "timing: 9 threads, the buffer spilling while they race: every window and submit, both modes" {
     for m in on off; do
         cli "s$m" run --set AUTOGRAPH="$m" --timing "$tmp/s$m.%p" -- build/sim/progs/threads_stress
