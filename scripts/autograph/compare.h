@@ -48,6 +48,8 @@ struct figures {
     double graphed_share;               /* launches_graphed / kernel_launches (on) */
     unsigned long launches_graphed, kernel_launches;
     double recovered;                   /* (p50 off - p50 on) / launch_med off */
+    double launch_share;                /* launch_med off / p50 off */
+    double ceiling;                     /* p50 off / (p50 off - launch_med off) */
     double guard_speedup;               /* median of the on runs' guard verdicts (NaN: none) */
     unsigned long guard_runs, guard_paused;  /* on runs with a verdict; that paused */
     /* what was run */

@@ -44,6 +44,13 @@ static const char *percent(double share, char *buf, size_t size)
 
 #define ROW "  %-30s %16s %16s\n"
 
+/* "24.0" or "n/a" */
+static const char *decimal(double x, char *buf, size_t size)
+{
+    snprintf(buf, size, isnan(x) ? "n/a" : "%.1f", x);
+    return buf;
+}
+
 /* One row of the side-by-side table: a time of each side. */
 static void time_row(FILE *out, const char *label, double off, double on)
 {
@@ -75,8 +82,8 @@ static void side_table(FILE *out, const struct figures *f)
     time_row(out, "window latency p50", off->p50, on->p50);
     time_row(out, "window latency p90", off->p90, on->p90);
     time_row(out, "window latency p99", off->p99, on->p99);
-    fprintf(out, "  %-30s %16.1f %16.1f\n", "submits per window", off->submits_per_window,
-            on->submits_per_window);
+    fprintf(out, ROW, "submits per window", decimal(off->submits_per_window, a, sizeof a),
+            decimal(on->submits_per_window, b, sizeof b));
     fprintf(out, ROW, "submits held (run in graphs)", percent(off->held_share, a, sizeof a),
             percent(on->held_share, b, sizeof b));
     time_row(out, "inside launch calls, median", off->launch_med, on->launch_med);
@@ -121,12 +128,20 @@ void print_report(FILE *out, const struct figures *f, const char *kept, const ch
             "of each run left out\n\n", line, f->runs, f->runs == 1 ? "" : "s", f->warmup);
     side_table(out, f);
     fputc('\n', out);
+    if (f->side[OFF].windows + f->side[ON].windows == 0)
+        fprintf(out, "no window measured: no run had more than the %d left out (--warmup "
+                "0 keeps them; a program that synchronizes only at its end has one); the "
+                "wall times still compare the runs\n", f->warmup);
     print_speedup(out, "p50", f->speedup_p50, f->spread_p50, "medians");
     print_speedup(out, "p90", f->speedup_p90, f->spread_p90, "p90s");
     fprintf(out, "kernel launches graphed (graphing on): %s (%lu of %lu)\n",
             percent(f->graphed_share, a, sizeof a), f->launches_graphed, f->kernel_launches);
-    fprintf(out, "time inside launch calls per window, graphing off: %s (median): the most "
-            "graphing can remove\n", format_ns(f->side[OFF].launch_med, a, sizeof a));
+    fprintf(out, "time inside launch calls per window, graphing off: %s (median), %s of the "
+            "p50 window: the most graphing can remove", format_ns(f->side[OFF].launch_med, a,
+            sizeof a), percent(f->launch_share, b, sizeof b));
+    if (isfinite(f->ceiling))
+        fprintf(out, " (at most about %.2fx at p50)", f->ceiling);
+    fputc('\n', out);
     fprintf(out, "recovered: %s of it ((p50 off - p50 on) / that time)\n",
             percent(f->recovered, b, sizeof b));
     if (f->guard_runs)
@@ -211,6 +226,8 @@ static void json_body(FILE *out, const struct figures *f, const struct side_data
     json_num(out, "graphed_share", f->graphed_share, ",\n  ");
     json_num(out, "launch_ns_per_window_off", f->side[OFF].launch_med, ",\n  ");
     json_num(out, "recovered_share", f->recovered, ",\n  ");
+    json_num(out, "launch_share_off", f->launch_share, ",\n  ");
+    json_num(out, "ceiling_p50", f->ceiling, ",\n  ");
     json_num(out, "guard_speedup", f->guard_speedup, ",\n");
     fprintf(out, "  \"guard_runs\": %lu, \"guard_runs_paused\": %lu,\n", f->guard_runs,
             f->guard_paused);

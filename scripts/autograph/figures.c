@@ -4,7 +4,9 @@
  * p25..p75 of the per-run ratios (run i of graphing off over run i of graphing on,
  * each run's own p50, or p90).  Graphing can at most remove the time the program
  * spent inside launch calls (launch_ns of the off side); "recovered" is the share of
- * that median time per window that the p50 latency lost.
+ * that median time per window that the p50 latency lost, and the "ceiling" the speedup
+ * at p50 were all of it gone (the rest of a window, the program's own host work and
+ * the GPU's, stays).
  */
 #include "compare.h"
 
@@ -62,6 +64,8 @@ void figures_compute(struct side_data side[2], struct figures *f)
     f->kernel_launches = side[ON].kernel_launches;
     f->graphed_share = ratio((double)f->launches_graphed, (double)f->kernel_launches);
     f->recovered = ratio(off->p50 - on->p50, off->launch_med);
+    f->launch_share = ratio(off->launch_med, off->p50);
+    f->ceiling = off->launch_med < off->p50 ? ratio(off->p50, off->p50 - off->launch_med) : NAN;
     samples_sort(&side[ON].guard_speedup);
     f->guard_runs = side[ON].guard_speedup.n;
     f->guard_speedup = quantile(&side[ON].guard_speedup, 0.5);

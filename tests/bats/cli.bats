@@ -244,7 +244,8 @@ windows() {
             'submits held \(run in graphs\)  *0.0%  *(9[0-9].[0-9]|100.0)%$' \
             '^speedup off/on at p50: [0-9.]*x \(p25..p75 of the per-run ratios of medians: [0-9.]*x..[0-9.]*x\)$' \
             '^speedup off/on at p90: [0-9.]*x' '^kernel launches graphed \(graphing on\): 9[0-9.]*% \([0-9]* of 1560\)$' \
-            '^time inside launch calls per window, graphing off: [0-9.]* (ns|us|ms|s) ' '^recovered: ' \
+            '^time inside launch calls per window, graphing off: [0-9.]* (ns|us|ms|s) \(median\), [0-9.]*% of the p50 window: the most graphing can remove \(at most about [0-9.]*x at p50\)$' \
+            '^recovered: ' \
             '^stdout: identical in all 6 runs$' "^figure: $tmp/c.svg$" "^runs kept in: $tmp/runs$"; do
         grep -qE -- "$line" "$tmp/cmp.out" || { echo "missing: $line"; return 1; }
     done
@@ -285,7 +286,25 @@ assert off["latency_ns_p50"] <= off["latency_ns_p90"] <= off["latency_ns_p99"]
 s = j["speedup"]
 assert abs(s["p50"] - off["latency_ns_p50"] / on["latency_ns_p50"]) < 1e-6
 assert s["p50_p25"] <= s["p50_p75"] and j["stdout"] == "identical"
+share = off["launch_ns_median"] / off["latency_ns_p50"]
+assert 0 < share < 1 and abs(j["launch_share_off"] - share) < 1e-6, j["launch_share_off"]
+assert abs(j["ceiling_p50"] - 1 / (1 - share)) < 1e-6, j["ceiling_p50"]
 PY
+}
+
+@test "compare: no window left after the warm-up: one line says so, the wall times stand, status 0" {
+    # staged_copies burst synchronizes only at its end: one window a run, left out by
+    # the default --warmup 2
+    cli nowin compare -n 1 --svg none -- build/sim/progs/staged_copies burst 50
+    [ "$rc" -eq 0 ]
+    grep -qE 'windows measured +0 +0$' "$tmp/nowin.out"
+    grep -qE 'submits per window +n/a +n/a$' "$tmp/nowin.out"
+    grep -qE 'wall time, median +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s)$' "$tmp/nowin.out"
+    grep -qx 'no window measured: no run had more than the 2 left out (--warmup 0 keeps them; a program that synchronizes only at its end has one); the wall times still compare the runs' "$tmp/nowin.out"
+    cli allwin compare -n 1 --warmup 0 --svg none -- build/sim/progs/staged_copies burst 50
+    [ "$rc" -eq 0 ]
+    grep -qE 'windows measured +[1-9][0-9]* +[1-9][0-9]*$' "$tmp/allwin.out"
+    absent '^no window measured' "$tmp/allwin.out"
 }
 
 @test "compare: --svg none and the default compare.svg; warm-up windows left out as asked" {
