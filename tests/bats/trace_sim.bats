@@ -28,6 +28,8 @@
 #     call order; engine off and on; a kind CUPTI refuses (SIM_CUPTI_REFUSE) is named in
 #     one line and the trace lacks only it; a runtime program's API records
 #     (SIM_CUPTI_API=runtime) are written as cuda_runtime;
+#   - tests/bench/gpu_busy.py (GPU busy time per step): exact figures on a planted
+#     trace; the same GPU records a step in eager and graphed simulator traces;
 #   - trace_check.py eagerdeps (the eager windows of FORMAT.md 3 rebuilt from the trace)
 #     on hand-written reports: pairs without a path pass, a planted pair with a path
 #     (stream order, event, through a wait, the legacy stream) fails it; on
@@ -480,4 +482,50 @@ EOF
     awk -v o="$observed" -v p="$predicted" -v f="$false" -v n="$replays" \
         'BEGIN { exit !(p < o && f > 0 && n > 0) }'
     [ -s "$tmp/pv.report.json" ]
+}
+
+@test "gpu_busy.py: busy time per step is the union of the GPU records between markers (planted trace)" {
+    # steps end at the DtoH copies ending at 10, 20, 30, 40 (the first one opens the
+    # first step); between 10 and 40, 8 GPU records: a kernel 11-15 overlapping a memset 13-17
+    # (busy 6), the markers 19-20, 29.5-30 and 36-40 (5.5), a copy 21-22 (1), kernels
+    # 25-27 and 27-29 (4); the API record does not count: 16.5 us over 3 steps of 10
+    cat > "$tmp/planted.json" <<'JSON'
+{"traceEvents":[
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","ts":8.000,"dur":2.000},
+{"ph":"X","cat":"kernel","name":"k","ts":11.000,"dur":4.000},
+{"ph":"X","cat":"gpu_memset","name":"Memset","ts":13.000,"dur":4.000},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","ts":19.000,"dur":1.000},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","ts":21.000,"dur":1.000},
+{"ph":"X","cat":"kernel","name":"k","ts":25.000,"dur":2.000},
+{"ph":"X","cat":"kernel","name":"k","ts":27.000,"dur":2.000},
+{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","ts":24.000,"dur":5.000},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","ts":29.500,"dur":0.500},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","ts":36.000,"dur":4.000}
+]}
+JSON
+    run python3 tests/bench/gpu_busy.py --skip 0 "$tmp/planted.json"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$tmp/planted.json: steps 3 span 10.0 us, busy 5.5 us, idle 4.5 us, records 2.7 per step" ]
+    run python3 tests/bench/gpu_busy.py --marker "Memcpy HtoD" "$tmp/planted.json"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ $output == *"fewer than 3 'Memcpy HtoD' records"* ]]
+}
+
+@test "gpu_busy.py on simulator traces of synchronous copies and memsets, eager and graphed: the same GPU records a step, busy within the span" {
+    local side records=()
+    for side in off on; do
+        traced "busy_$side" staged_copies AUTOGRAPH="$side" -- sync 200
+        run python3 tests/bench/gpu_busy.py "$tmp/busy_$side.json"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        echo "# $side: ${output#"$tmp/"}" >&3
+        awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
+             END { exit !(v["steps"] >= 200 && v["busy"] > 0 && v["busy"] <= v["span"]) }' \
+            <<<"$output"
+        records+=("${output##*records }")
+    done
+    [ "$(sum busy_on launches_graphed)" -gt 0 ]
+    [ "${records[0]}" = "${records[1]}" ]
 }
