@@ -17,6 +17,11 @@
 //   engine_bench norepeat N ITERS WARMUP   N launches then a sync, but the kernel, grid and
 //                                          block size change every launch (pseudo-random:
 //                                          no window ever repeats)
+//   ... [SPIN]                             eager, graph and chunked with SPIN > 0: each kernel
+//                                          is one block of 128 threads per SM taking SPIN
+//                                          dependent steps (a few us for SPIN in the
+//                                          thousands), longer than its launch: the GPU is
+//                                          the bottleneck and the launches queue up
 //
 // WARMUP iterations run first (the shim builds its graphs there), then ITERS timed ones
 // (CLOCK_MONOTONIC around each iteration: launches + sync).  Prints
@@ -47,6 +52,24 @@
 __global__ void k_tiny(unsigned *x, unsigned k)
 {
     x[threadIdx.x] = x[threadIdx.x] * 3u + k;
+}
+
+#define SPIN_THREADS 128
+__global__ void k_spin(unsigned *x, unsigned k, int spin)
+{
+    unsigned i = blockIdx.x * SPIN_THREADS + threadIdx.x, v = x[i];
+    for (int s = 0; s < spin; s++)
+        v = v * 1664525u + k;
+    x[i] = v;
+}
+
+/* Kernel i of a loop: the tiny one, or with spin > 0 one block per SM spinning. */
+static void launch(unsigned *x, int i, int spin, int sms, cudaStream_t s)
+{
+    if (spin > 0)
+        k_spin<<<sms, SPIN_THREADS, 0, s>>>(x, (unsigned)i, spin);
+    else
+        k_tiny<<<1, T, 0, s>>>(x, (unsigned)i);
 }
 
 #include "nr_kernels.cuh"
@@ -105,20 +128,25 @@ static uint64_t splitmix(uint64_t *s)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[1], "eager") && strcmp(argv[1], "graph") &&
-                      strcmp(argv[1], "chunked") && strcmp(argv[1], "norepeat"))) {
-        fprintf(stderr, "usage: %s eager|graph|chunked|norepeat N ITERS WARMUP\n", argv[0]);
+    if ((argc != 5 && argc != 6) ||
+        (strcmp(argv[1], "eager") && strcmp(argv[1], "graph") &&
+         strcmp(argv[1], "chunked") && strcmp(argv[1], "norepeat"))) {
+        fprintf(stderr, "usage: %s eager|graph|chunked|norepeat N ITERS WARMUP [SPIN]\n",
+                argv[0]);
         return 2;
     }
     const char *mode = argv[1];
     int n = atoi(argv[2]), iters = atoi(argv[3]), warmup = atoi(argv[4]);
-    if (n < 1 || n > 100000 || iters < 1 || iters > 10000000 || warmup < 0) {
-        fprintf(stderr, "bad N/ITERS/WARMUP\n");
+    int spin = argc == 6 ? atoi(argv[5]) : 0;
+    int norepeat = !strcmp(mode, "norepeat"), chunked = !strcmp(mode, "chunked");
+    if (n < 1 || n > 100000 || iters < 1 || iters > 10000000 || warmup < 0 || spin < 0 ||
+        spin > 10000000 || (spin && norepeat)) {
+        fprintf(stderr, "bad N/ITERS/WARMUP/SPIN\n");
         return 2;
     }
-    int norepeat = !strcmp(mode, "norepeat"), chunked = !strcmp(mode, "chunked");
-    int graph = !strcmp(mode, "graph") || chunked;
-    size_t elems = norepeat ? NR_ELEMS : T;
+    int graph = !strcmp(mode, "graph") || chunked, sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    size_t elems = norepeat ? NR_ELEMS : spin ? (size_t)sms * SPIN_THREADS : T;
 
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -135,7 +163,7 @@ int main(int argc, char **argv)
             len = chunked ? chunk_len(nchunks, j, n) : n;
             CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
             for (int i = j; i < j + len; i++)
-                k_tiny<<<1, T, 0, s>>>(x, (unsigned)i);
+                launch(x, i, spin, sms, s);
             CK(cudaGetLastError());
             CK(cudaStreamEndCapture(s, &g[nchunks]));
             CK(cudaGraphInstantiate(&exec[nchunks], g[nchunks], 0));
@@ -163,7 +191,7 @@ int main(int argc, char **argv)
             }
         } else {
             for (int j = 0; j < n; j++)
-                k_tiny<<<1, T, 0, s>>>(x, (unsigned)j);
+                launch(x, j, spin, sms, s);
         }
         double t1 = now_us();
         CK(cudaPeekAtLastError());

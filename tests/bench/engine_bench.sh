@@ -18,6 +18,10 @@
 #          plan (8, 24, 72, ... launches) launched one after the other (no shim): what
 #          cutting a window into chunks costs by itself, without holding or matching;
 #          graph / chunked and chunked / shim split the shim's gap to the target
+# plus GPU-bound loops (AG_EBENCH_SPIN): N_spin kernels of one block per SM that take
+# SPIN dependent steps each, a few us, longer than their launch, so the launches queue up
+# and the GPU is the bottleneck; eager, shim and hand-written graph: graphing must not be
+# slower there (goal >= 0.98 of eager),
 # plus the non-repeating loop (N_nr launches then a sync, kernel/grid/block changing every
 # launch, so no window ever repeats) without and with the shim: the engine's overhead
 # where it cannot help.  Process-to-process noise (several % on a VM) is above that goal
@@ -44,6 +48,9 @@
 #   AG_EBENCH_WARMUP   untimed iterations first (default 20)
 #   AG_EBENCH_NS       the values of N (default "10 100 1000")
 #   AG_EBENCH_NR_N     launches per sync of the non-repeating loop (default 100)
+#   AG_EBENCH_SPIN     the SPIN values of the GPU-bound loops (default "2000 8000"; "":
+#                      none), AG_EBENCH_SPIN_N kernels per sync (default 100),
+#                      AG_EBENCH_SPIN_ITERS timed iterations per process (default 200)
 #   AG_EBENCH_INPROC_ROUNDS  in-process A/B processes (default 4, 2000 blocks each)
 #   AG_EBENCH_CUDART   "static shared" (default) or one of them
 #   AG_EBENCH_TUNE     AUTOGRAPH_CHUNK_TUNE of the tuned side (default 32; 0: no tuned side)
@@ -66,6 +73,9 @@ min_iters=${AG_EBENCH_MIN_ITERS:-50}
 warmup=${AG_EBENCH_WARMUP:-20}
 read -r -a ns <<<"${AG_EBENCH_NS:-10 100 1000}"
 nr_n=${AG_EBENCH_NR_N:-100}
+read -r -a spins <<<"${AG_EBENCH_SPIN-2000 8000}"
+spin_n=${AG_EBENCH_SPIN_N:-100}
+spin_iters=${AG_EBENCH_SPIN_ITERS:-200}
 inproc_rounds=${AG_EBENCH_INPROC_ROUNDS:-4}
 read -r -a cudarts <<<"${AG_EBENCH_CUDART:-static shared}"
 mode=${AG_EBENCH_MODE:-}
@@ -83,7 +93,8 @@ echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "- GPU: $gpu"
 echo "- command: $cmdline (rounds=$rounds, nr_rounds=$nr_rounds, kernels=$kernels timed per process, warmup=$warmup" \
-    "iterations, N=${ns[*]}, non-repeating N=$nr_n, cudart=${cudarts[*]}," \
+    "iterations, N=${ns[*]}, non-repeating N=$nr_n, GPU-bound N=$spin_n SPIN=${spins[*]:-none}," \
+    "cudart=${cudarts[*]}," \
     "AUTOGRAPH=${mode:-<default>}, tuned side AUTOGRAPH_CHUNK_TUNE=$tune, growth side" \
     "AUTOGRAPH_CHUNK_GROWTH=$growth, pinned to CPU $cpu)"
 echo "- shim: $BUILD/libautograph.so${rev:+ ($rev)}"
@@ -94,11 +105,17 @@ iters_for() { # N
     echo "$i"
 }
 
-# run_one CUDART SIDE N ROUND : one process; appends its samples and hash to $raw
+# run_one CUDART SIDE N ROUND [SPIN] : one process; appends its samples and hash to $raw
+# (files keyed by N, or spinSPIN.N for a GPU-bound loop)
 run_one() {
-    local c=$1 side=$2 n=$3 r=$4 prog what shimmed=0 out iters
+    local c=$1 side=$2 count=$3 r=$4 spin=${5:-} prog what shimmed=0 out iters n=$3
+    local -a extra=()
     prog=$bin/engine_bench_$c
-    iters=$(iters_for "$n")
+    iters=$(iters_for "$count")
+    if [ -n "$spin" ]; then
+        extra=("$spin") iters=$spin_iters
+        n=spin$spin.$count
+    fi
     case $side in
     eager) what=eager ;;
     shim) what=eager shimmed=1 ;;
@@ -116,8 +133,8 @@ run_one() {
         [ "$side" = tuned ] && env_cmd+=(AUTOGRAPH_CHUNK_TUNE="$tune")
         [ "$side" = grown ] && env_cmd+=(AUTOGRAPH_CHUNK_GROWTH="$growth")
     fi
-    if ! out=$("${env_cmd[@]}" "${pin[@]}" "$prog" "$what" "$n" "$iters" "$warmup" \
-        2>"$raw/err.$c.$side.$n.$r"); then
+    if ! out=$("${env_cmd[@]}" "${pin[@]}" "$prog" "$what" "$count" "$iters" "$warmup" \
+        "${extra[@]}" 2>"$raw/err.$c.$side.$n.$r"); then
         echo "engine_bench: $c $side N=$n round $r failed:" >&2
         sed 's/^/    /' "$raw/err.$c.$side.$n.$r" | tail -n 20 >&2
         exit 1
@@ -129,7 +146,7 @@ run_one() {
     awk '$1 == "median_submit_us_per_kernel" { print $2 }' <<<"$out" >>"$raw/sub.$c.$side.$n"
 }
 
-tiny_sides=(eager shim graph chunked)
+tiny_sides=(eager shim graph chunked) spin_sides=(eager shim graph)
 [ "$tune" != 0 ] && tiny_sides+=(tuned)
 [ "$growth" != 0 ] && tiny_sides+=(grown)
 for ((r = 1; r <= rounds; r++)); do
@@ -137,6 +154,13 @@ for ((r = 1; r <= rounds; r++)); do
         for c in "${cudarts[@]}"; do
             for ((k = 0; k < ${#tiny_sides[@]}; k++)); do   # rotate which side goes first
                 run_one "$c" "${tiny_sides[$(((k + r) % ${#tiny_sides[@]}))]}" "$n" "$r"
+            done
+        done
+    done
+    for spin in "${spins[@]}"; do
+        for c in "${cudarts[@]}"; do
+            for ((k = 0; k < 3; k++)); do
+                run_one "$c" "${spin_sides[$(((k + r) % 3))]}" "$spin_n" "$r" "$spin"
             done
         done
     done
@@ -225,6 +249,21 @@ for n in "${ns[@]}"; do
         echo "| $n | $c | $(q "$raw/sub.$c.eager.$n" 0.5) | $(q "$raw/sub.$c.shim.$n" 0.5) | $(q "$raw/sub.$c.graph.$n" 0.5) | $(q "$raw/sub.$c.chunked.$n" 0.5) | $v | $vg | $vs |"
     done
 done
+if [ "${#spins[@]}" -gt 0 ]; then
+    echo
+    echo "| GPU-bound loop: $spin_n kernels / sync, one block of 128 threads per SM each, SPIN steps | cudart | eager us/kernel | shim us/kernel | hand-written graph us/kernel | shim speedup over eager | goal >= 0.98 | shim / graph throughput | graphed |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for spin in "${spins[@]}"; do
+        for c in "${cudarts[@]}"; do
+            key=spin$spin.$spin_n
+            e=$(q "$raw/s.$c.eager.$key" 0.5) s=$(q "$raw/s.$c.shim.$key" 0.5)
+            g=$(q "$raw/s.$c.graph.$key" 0.5)
+            read -r speedup verdict ratio < <(awk -v e="$e" -v s="$s" -v g="$g" 'BEGIN {
+                printf "%.3fx %s %.3f\n", e / s, (e / s >= 0.98 ? "ok" : "MISSED"), g / s }')
+            echo "| SPIN=$spin | $c | $e | $s | $g | $speedup | $verdict | $ratio | $(graphed "$c" shim "$key") |"
+        done
+    done
+fi
 echo
 echo "| non-repeating loop ($nr_n launches / sync, kernel+grid+block change every launch) | cudart | no shim us/kernel | shim us/kernel | shim / no shim | paired shim / no shim, median [p25, p75] | goal <= 1.02 (paired median) | graphed |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -273,19 +312,29 @@ echo
 
 # every side of one loop computed the same bytes (same kernels, same iteration count)
 bad=0
-for n in "${ns[@]}"; do
-    hs=$(cat "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" \
-        "$raw"/h.*.chunked."$n" $(ls "$raw"/h.*.tuned."$n" 2>/dev/null) | sort -u)
+# same_hashes LABEL FILE... : the hashes in the FILEs (one per process) all agree, else a
+# line naming LABEL and bad=1
+same_hashes() {
+    local label=$1 hs
+    shift
+    hs=$(cat "$@" | sort -u)
     if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
-        echo "- RESULT MISMATCH, N=$n: result hashes differ between sides: $(paste -sd' ' <<<"$hs")"
+        echo "- RESULT MISMATCH, $label: result hashes differ between sides: $(paste -sd' ' <<<"$hs")"
         bad=1
     fi
+}
+for n in "${ns[@]}"; do
+    tuned=("$raw"/h.*.tuned."$n")
+    [ -e "${tuned[0]}" ] || tuned=()
+    same_hashes "N=$n" "$raw"/h.*.eager."$n" "$raw"/h.*.shim."$n" "$raw"/h.*.graph."$n" \
+        "$raw"/h.*.chunked."$n" "${tuned[@]}"
 done
-hs=$(cat "$raw"/h.*.nr_plain."$nr_n" "$raw"/h.*.nr_shim."$nr_n" | sort -u)
-if [ "$(wc -l <<<"$hs")" -ne 1 ]; then
-    echo "- RESULT MISMATCH, non-repeating loop: hashes differ: $(paste -sd' ' <<<"$hs")"
-    bad=1
-fi
+for spin in "${spins[@]}"; do
+    key=spin$spin.$spin_n
+    same_hashes "GPU-bound SPIN=$spin" "$raw"/h.*.eager."$key" "$raw"/h.*.shim."$key" \
+        "$raw"/h.*.graph."$key"
+done
+same_hashes "non-repeating loop" "$raw"/h.*.nr_plain."$nr_n" "$raw"/h.*.nr_shim."$nr_n"
 [ "$bad" = 0 ] && echo "- results: every process of every side computed the same bytes (hash per loop)"
 echo "- took $(($(date +%s) - t_start)) s; raw samples, stderr and shim summaries: $raw"
 exit "$bad"
