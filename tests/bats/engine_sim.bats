@@ -30,6 +30,9 @@
 # build/sim/progs/collective MODE ITER [KERNEL] (tests/sim/progs/collective.c) runs a loop
 # whose window holds two collectives (a kernel named as NCCL's): the same comparison, and
 # each collective must have run when its call returned (never held past it).
+#
+# build/sim/progs/churn MODE ITER (tests/sim/progs/churn.c) makes and destroys events,
+# a stream or a pinned buffer every iteration: the same sum, and graphed.
 
 # Property test (a): >= 100000 ops per run of this file, fixed for CI.
 FUZZ_OPS=4000
@@ -83,6 +86,19 @@ fuzz_shim() {
     local tag=$1 spec=$2 nops=$3
     shift 3
     fuzz "$tag" "$spec" "$nops" LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/$tag.summary" "$@"
+}
+
+# sim_pair PROG ARG... : build/sim/progs/PROG ARG... without the shim (run "plain") and
+# with it (run "shim"); fails unless both exit 0 with the same stdout and SIM_LOG; loads
+# the summary into S.  Skips where PROG is not built.
+sim_pair() {
+    local prog=$1
+    shift
+    [ -x "build/sim/progs/$prog" ] || skip "$prog not built (make sim)"
+    sim_run plain "$prog" -- "$@"
+    sim_run shim "$prog" LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- "$@"
+    same plain shim "$prog $*" || return 1
+    load shim
 }
 
 # same REF TAG WHAT: both runs exited 0 with identical stdout and SIM_LOG; else says
@@ -914,6 +930,33 @@ staged() {
     want launches_graphed -ge 8000
 }
 
+# --- objects made and destroyed every iteration (tests/sim/progs/churn.c) -----------
+
+# churn MODE ITER: sim_pair churn MODE ITER, and what it graphed
+churn() {
+    sim_pair churn "$@" || return 1
+    echo "churn $*: graphed=${S[launches_graphed]:-0} eager=${S[launches_eager]:-0}" \
+         "templates=${S[templates]:-0} retired=${S[retired]:-0}"
+}
+
+@test "churn: events made, recorded, timed and destroyed every iteration: same sum, graphed, no template rebuilt per iteration" {
+    churn events 400
+    want launches_graphed -ge 1900   # of 2000 (5 a window)
+    want templates -le 4
+}
+
+@test "churn: a stream made and destroyed every iteration: same sum, graphed on each new stream, no template rebuilt per iteration" {
+    churn streams 400
+    want launches_graphed -ge 1900
+    want templates -le 4
+}
+
+@test "churn: a pinned buffer allocated and freed every iteration (two sizes in turn), copies both ways: same sum, graphed" {
+    churn pinned 400
+    want launches_graphed -ge 1500   # of 1600
+    want templates -le 4
+}
+
 # build_cuts.c: a chunk launch is a barrier for its streams, so a fork-join window is
 # cut only after its join: the branches stay side by side (8 branches of 4 kernels:
 # 56 ops, the plan's first chunk of 8 would end inside the first branch).  Windows on
@@ -1124,16 +1167,8 @@ layers_cycle() {
     want rematches -ge 100
 }
 
-# qpoll ARG... : build/sim/progs/query_poll ARG... (tests/sim/progs/query_poll.c) without
-# the shim (run "plain") and with it (run "shim"); fails unless both exit 0 with the same
-# stdout and SIM_LOG; loads the summary into S
-qpoll() {
-    [ -x build/sim/progs/query_poll ] || skip "query_poll not built (make sim)"
-    sim_run plain query_poll -- "$@"
-    sim_run shim query_poll LD_PRELOAD="$shim" AUTOGRAPH_SUMMARY_FILE="$tmp/shim.summary" -- "$@"
-    same plain shim "query_poll $*" || return 1
-    load shim
-}
+# qpoll ARG... : sim_pair query_poll ARG... (tests/sim/progs/query_poll.c)
+qpoll() { sim_pair query_poll "$@"; }
 
 @test "query_poll: queries of work nothing holds (another stream, its event) end no window; a query of an event a held op records does: same sums, graphed" {
     qpoll 200 || return 1

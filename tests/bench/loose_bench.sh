@@ -7,7 +7,8 @@
 #                       [--alt 'VAR=VAL ...'] LIBAUTOGRAPH_SO OUTDIR
 #
 #   Builds those of solver_prog, alloc_loop_prog, trainer_prog (cuBLASLt), samples_prog
-#   (Thrust, cuRAND) and numlib_prog (cuSPARSE, cuBLAS, cuFFT) that the wanted workloads
+#   (Thrust, cuRAND), numlib_prog (cuSPARSE, cuBLAS, cuFFT) and churn_prog (-rdc=true,
+#   cudadevrt) that the wanted workloads
 #   run with nvcc into OUTDIR/bin, then for each workload
 #     (a) runs it without the shim                     -> OUTDIR/<name>.off.{out,err}
 #     (b) runs it with LD_PRELOAD=LIB AUTOGRAPH_SUMMARY=1 -> OUTDIR/<name>.on.{out,err},
@@ -23,7 +24,9 @@
 #   samples_streams, samples_query, samples_hostfunc, samples_curand (samples_prog --mode
 #   thrust ... curand), samples_hostfunc_graphed (hostfunc with AUTOGRAPH_HOST_FUNCS=1),
 #   numlib_cg, numlib_cg_device, numlib_fft, numlib_managed (numlib_prog --mode cg ...
-#   managed), torch_train (torch_train_loop.py, when python3 can import torch with a
+#   managed), churn_events, churn_streams, churn_texture, churn_pinned, churn_cdp
+#   (churn_prog --mode events ... cdp: objects made and destroyed every iteration, a
+#   kernel launching kernels), torch_train (torch_train_loop.py, when python3 can import torch with a
 #   GPU), torch_modern and torch_modern_bf16 (torch_modern_loop.py: fp16 and GradScaler;
 #   bf16, fused AdamW), jax_train, jax_nocb and jax_eager (jax_train_loop.py: a jit step,
 #   the same with XLA's command buffers off, and op by op, when it can import jax).
@@ -54,6 +57,7 @@ if [ $build -eq 1 ]; then
     wanted_any trainer && build_prog trainer_prog -lcublasLt
     wanted_any samples_ && build_prog samples_prog -lcurand
     wanted_any numlib_ && build_prog numlib_prog -lcusparse -lcublas -lcufft
+    wanted_any churn_ && build_prog churn_prog -rdc=true -lcudadevrt
 fi
 
 # --- workloads: name and command ---------------------------------------------------------------
@@ -79,6 +83,9 @@ add numlib_cg "$bin/numlib_prog --mode cg"
 add numlib_cg_device "$bin/numlib_prog --mode cg_device"
 add numlib_fft "$bin/numlib_prog --mode fft"
 add numlib_managed "$bin/numlib_prog --mode managed"
+for m in events streams texture pinned cdp; do
+    add "churn_$m" "$bin/churn_prog --mode $m"
+done
 if pysrc=$(find_src torch_train_loop.py 2>/dev/null); then
     if torch_cuda_ok; then
         add torch_train "$PYTHON $pysrc"

@@ -45,6 +45,9 @@
 #   numlib_static      tests/gpu/numlib_prog.cu (realistic.bats, make bench-loose): loops
 #                      on cuSPARSE, cuBLAS and cuFFT (conjugate gradient with host or device
 #                      scalars, a spectral step) and on managed memory
+#   churn_static       tests/gpu/churn_prog.cu (realistic.bats, make bench-loose): events,
+#                      streams, texture objects and pinned buffers made and destroyed every
+#                      iteration, a kernel launching kernels (-rdc=true, cudadevrt)
 #   two_devices_static tests/gpu/two_devices_prog.cu (multi_device.bats): two GPUs, one
 #   two_devices_shared thread switching devices, peer copies and cross-device event
 #                      waits, a thread per device (needs 2 GPUs to run)
@@ -78,7 +81,8 @@ GPU_PROGS := $(GPU_DIR)/probe $(GPU_DIR)/rt_static $(GPU_DIR)/rt_shared \
              $(GPU_DIR)/fanout_static $(GPU_DIR)/rules_static \
              $(GPU_DIR)/solver_static $(GPU_DIR)/alloc_loop_static $(GPU_DIR)/trainer_static \
              $(GPU_DIR)/decode_static $(GPU_DIR)/staged_static $(GPU_DIR)/samples_static \
-             $(GPU_DIR)/numlib_static $(GPU_DIR)/two_devices_static $(GPU_DIR)/two_devices_shared
+             $(GPU_DIR)/numlib_static $(GPU_DIR)/churn_static \
+             $(GPU_DIR)/two_devices_static $(GPU_DIR)/two_devices_shared
 GPU_PROG_HDRS := $(GPU_SRC)/fill_hash.cuh $(GPU_SRC)/cuda_check.cuh $(GPU_SRC)/prog_common.cuh \
                  $(GPU_SRC)/loop_timing.cuh $(GPU_SRC)/mode_loop.cuh
 
@@ -159,3 +163,8 @@ $(GPU_DIR)/numlib_static: $(GPU_SRC)/numlib_prog.cu $(GPU_PROG_HDRS)
 	@mkdir -p $(@D)
 	$(NVCC) $(GPU_NVFLAGS) -cudart=static -o $@ $< -L$(CUDA_HOME)/lib64 \
 	    -Xlinker -rpath=$(CUDA_HOME)/lib64 -lcusparse -lcublas -lcufft
+
+# Relocatable device code and the device runtime: churn_prog's kernel launches kernels.
+$(GPU_DIR)/churn_static: $(GPU_SRC)/churn_prog.cu $(GPU_PROG_HDRS)
+	@mkdir -p $(@D)
+	$(NVCC) $(GPU_NVFLAGS) -rdc=true -cudart=static -o $@ $< -lcudadevrt

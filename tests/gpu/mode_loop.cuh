@@ -1,7 +1,7 @@
 // mode_loop.cuh -- the harness of the GPU programs made of named loop modes
-// (samples_prog.cu, numlib_prog.cu): the iteration count and warm-up, the per-iteration
-// host times, the FNV-1a hash of everything the host read back, and main() itself, which
-// picks a mode by name from the program's table.  Static definitions: one translation
+// (samples_prog.cu, numlib_prog.cu, churn_prog.cu): the iteration count and warm-up, the
+// per-iteration host times, the FNV-1a hash of everything the host read back, a checked
+// event time, and main() itself, which picks a mode by name from the program's table.  Static definitions: one translation
 // unit per program includes it (after prog_common.cuh).
 //
 // A program defines `modes[]` (name, function, default iterations) and calls
@@ -12,6 +12,7 @@
 #ifndef AG_MODE_LOOP_CUH
 #define AG_MODE_LOOP_CUH
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,28 @@ static inline void fold_dev(const void *d, size_t n)
     CK(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost));
     fold_words(h, n);
     free(h);
+}
+
+// cudaEventElapsedTime(start, stop) in ms, which must be finite and >= 0 (else exit 2,
+// naming iteration it); not for hashing: event times vary from run to run
+static inline float elapsed_ms(cudaEvent_t start, cudaEvent_t stop, int it)
+{
+    float ms = -1.0f;
+    CK(cudaEventElapsedTime(&ms, start, stop));
+    if (!(ms >= 0.0f) || !isfinite(ms)) {
+        fprintf(stderr, "iteration %d: cudaEventElapsedTime gave %g ms\n", it, (double)ms);
+        exit(2);
+    }
+    return ms;
+}
+
+// the final state of two device buffers of n words into the hash, then both freed
+static inline void fold_free_pair(unsigned *x, unsigned *y, int n)
+{
+    fold_dev(x, (size_t)n * sizeof(unsigned));
+    fold_dev(y, (size_t)n * sizeof(unsigned));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
 }
 
 struct loop_mode {

@@ -28,6 +28,8 @@
 #   numlib_static       loops on the toolkit's libraries: conjugate gradient (cuSPARSE and
 #                       cuBLAS, scalars read back every iteration, or kept on the device),
 #                       a cuFFT spectral step, and managed memory the host edits in place
+#   churn_static        events, streams, texture objects and pinned buffers made and
+#                       destroyed every iteration; a kernel launching kernels (CDP)
 #   torch_train_loop.py a PyTorch MLP trained with per-step x.to("cuda") and loss.item()
 #   torch_modern_loop.py a PyTorch MLP trained the modern way: fp16 autocast and GradScaler
 #                       (or bf16 and fused AdamW), dropout, AdamW and OneCycleLR, pinned
@@ -310,6 +312,34 @@ rl_futile_then_idle() {
 # (page migration takes most of an iteration: the speed guard may pause graphing, so no floor)
 @test "realistic: numlib managed: cudaMallocManaged memory written by the host between iterations and read by 4 kernels through a pointer, the sums read from managed memory: same results" {
     rl_pair numlib-managed "$AG_BIN/numlib_static" --mode managed
+}
+
+# churn_prog.cu: objects made and destroyed inside the loop, and a kernel launching
+# kernels (dynamic parallelism: its child grids are no launch the shim sees).
+# rl_churn MODE P: rl_pair of churn_static --mode MODE, then at least P% graphed
+rl_churn() {
+    rl_pair "churn-$1" "$AG_BIN/churn_static" --mode "$1" || return 1
+    rl_share_at_least "$2"
+}
+
+@test "realistic: churn events: cudaEventCreate, record, 5 kernels, record, cudaEventSynchronize, cudaEventElapsedTime, a copy back, cudaEventDestroy every iteration: same results, graphed" {
+    rl_churn events 80
+}
+
+@test "realistic: churn streams: a non-blocking stream created, 5 kernels and a copy to pinned memory on it, synchronized and destroyed every iteration: same results, graphed" {
+    rl_churn streams 80
+}
+
+@test "realistic: churn texture: a texture object over the current input created and destroyed every iteration (tex1Dfetch), 3 kernels, a copy back: same results, graphed" {
+    rl_churn texture 80
+}
+
+@test "realistic: churn pinned: cudaMallocHost (two sizes in turn), copies both ways, 4 kernels, cudaFreeHost every iteration: same results, graphed" {
+    rl_churn pinned 80
+}
+
+@test "realistic: churn cdp: a kernel launching 3 child kernels (dynamic parallelism), 2 kernels, a copy back every iteration: same results" {
+    rl_churn cdp 0
 }
 
 # match_speed.c: with AUTOGRAPH_GUARD_MS=1 the speed guard's trials start at the first

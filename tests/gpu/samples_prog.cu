@@ -357,13 +357,7 @@ static void run_timing(void)
         KL(k_blocksum<<<NB, TB>>>(d_part, b, n));
         CK(cudaEventRecord(stop, 0));
         CK(cudaEventSynchronize(stop));
-        float ms = -1.0f;
-        CK(cudaEventElapsedTime(&ms, start, stop));
-        if (!(ms >= 0.0f) || !isfinite(ms)) {
-            fprintf(stderr, "iteration %d: cudaEventElapsedTime gave %g ms\n", it, (double)ms);
-            exit(2);
-        }
-        total_ms += ms; // not hashed: not deterministic
+        total_ms += elapsed_ms(start, stop, it); // not hashed: not deterministic
         CK(cudaMemcpy(part, d_part, sizeof part, cudaMemcpyDeviceToHost));
         fold(part, sizeof part);
         salt = (unsigned)part[it % NB] | 1u;
