@@ -222,14 +222,18 @@ engine_line() {
     [ "$fails" -eq 0 ]
 }
 
-# switched_fuzz COUNTER VAR=VALUE... : the warm-up specs under the shim with VARS: the
+# switched_fuzz COUNTER VAR=VALUE... : the warm-up specs under the shim with VARS (those
+# named ENGINE_FUZZ_* change the program: the run without the shim gets them too): the
 # same log as without, one line per spec; fails unless something was graphed and the
 # summary's COUNTER is above 0 over the set
 switched_fuzz() {
-    local counter=$1 spec fails=0 graphed=0 seen=0
+    local counter=$1 spec fails=0 graphed=0 seen=0 var prog_vars=()
     shift
+    for var in "$@"; do
+        [[ $var != ENGINE_FUZZ_* ]] || prog_vars+=("$var")
+    done
     for spec in "${WARMUP_SPECS[@]}"; do
-        fuzz plain "$spec" "$FUZZ_OPS"
+        fuzz plain "$spec" "$FUZZ_OPS" "${prog_vars[@]}"
         fuzz_shim shim "$spec" "$FUZZ_OPS" "$@"
         same plain shim "seed $spec, $*" || fails=$((fails + 1))
         load shim
@@ -254,6 +258,11 @@ switched_fuzz() {
 
 @test "engine (b'''): AUTOGRAPH_CHUNK_TUNE=2 (graphs dropped and rebuilt with other chunk plans as they are timed): same log, and graphs" {
     switched_fuzz tune_rebuilds AUTOGRAPH_CHUNK_TUNE=2
+}
+
+@test "engine (b6): a created stream destroyed and made anew at one in two iterations' ends (ENGINE_FUZZ_STREAM_CHURN=2), often with the old handle: same log, and graphs" {
+    switched_fuzz launches_graphed ENGINE_FUZZ_STREAM_CHURN=2 || return 1
+    grep -q ' streams_made_anew=[1-9]' "$tmp/plain.out"
 }
 
 @test "engine (b5): random programs slower than their GPU (ENGINE_FUZZ_PACE_US): paced chunks handed to the launcher thread, spinning or napping: same log, and graphs" {

@@ -41,6 +41,10 @@
  * ENGINE_FUZZ_PACE_US=N spends N us of the program's own time before each op of the
  * body: a program slower than its GPU, whose windows the shim paces (and launches on
  * its launcher thread).  The output does not depend on it.
+ * ENGINE_FUZZ_STREAM_CHURN=N destroys one created stream and makes it anew (same flags,
+ * after synchronizing it) at one in N of the iterations' ends, as programs that make a
+ * stream per iteration do: the new stream often gets the old one's handle.  Unset or 0:
+ * never (the program and its output are then as without the variable).
  */
 #include "prog.h"
 
@@ -185,6 +189,7 @@ typedef struct fuzz {
     int ev_used;                   /* events used in this iteration */
     int noevents;                  /* no program events (see the top comment) */
     int pace_us;                   /* ENGINE_FUZZ_PACE_US (see the top comment) */
+    int p_stream_churn;            /* ENGINE_FUZZ_STREAM_CHURN (see the top comment) */
     CUdevice device;
     CUmodule mod;
     CUfunction fn[NKERN];
@@ -200,7 +205,7 @@ typedef struct fuzz {
     int p_churn;                   /* an event destroyed and made anew (often: same handle) */
 
     /* progress */
-    long ops, nops, iter, syncs, host_fns, churns;
+    long ops, nops, iter, syncs, host_fns, churns, stream_churns;
 
     /* ordering: cnt[s] ops submitted to s; known[s][t]: s is ordered after the first
      * known[s][t] ops of t; host[t]: the host has waited for the first host[t] ops;
@@ -640,6 +645,21 @@ static void churn_event(fuzz *f)
     f->churns++;
 }
 
+/* One of the created streams destroyed and made anew with its flags, once the host has
+ * waited for its work (sync_stream): every order it had is then the host's, so the new
+ * stream starts with nothing to wait for. */
+static void churn_stream(fuzz *f)
+{
+    int s = pick(&f->run, f->ncreated);
+    sync_stream(f, s);
+    CK(cuStreamDestroy(f->st[s]));
+    if (f->noevents)
+        CK(cuStreamCreateWithPriority(&f->st[s], f->st_flags[s], 0));
+    else
+        CK(cuStreamCreate(&f->st[s], f->st_flags[s]));
+    f->stream_churns++;
+}
+
 /* A flush point inside an iteration: host function, query, allocation or an event
  * made anew. */
 static void interlude(fuzz *f)
@@ -731,6 +751,10 @@ static void end_sync(fuzz *f)
     f->syncs++;
     if (chance(r, f->p_churn))
         churn_event(f);
+    if (f->p_stream_churn && chance(r, f->p_stream_churn)) {
+        churn_stream(f);
+        host_learned(f);
+    }
 }
 
 /* After a context sync: synchronous copies back, checksums on stdout, new inputs. */
@@ -838,6 +862,7 @@ int main(int argc, char **argv)
     unsigned long long seed;
     long nops;
     const char *dump = getenv("ENGINE_FUZZ_DUMP"), *pace = getenv("ENGINE_FUZZ_PACE_US");
+    const char *stream_churn = getenv("ENGINE_FUZZ_STREAM_CHURN");
     int since_sync = 0, long_left = 0;
 
     if (argc < 3 || argc > 4 || sscanf(argv[1], "%llu", &seed) != 1 ||
@@ -851,6 +876,7 @@ int main(int argc, char **argv)
     f.run = seed ^ 0x5851f42d4c957f2dULL;
     f.nops = nops;
     f.pace_us = pace ? atoi(pace) : 0;
+    f.p_stream_churn = stream_churn ? atoi(stream_churn) : 0;
     generate(&f);
     setup(&f);
 
@@ -891,7 +917,10 @@ int main(int argc, char **argv)
     }
     host_check(&f, "final");
     printf("engine_fuzz: seed=%llu ops=%ld iterations=%ld syncs=%ld host_fns=%ld "
-           "events_made_anew=%ld\n", seed, f.ops, f.iter, f.syncs, f.host_fns, f.churns);
+           "events_made_anew=%ld", seed, f.ops, f.iter, f.syncs, f.host_fns, f.churns);
+    if (f.p_stream_churn)
+        printf(" streams_made_anew=%ld", f.stream_churns);
+    putchar('\n');
     teardown(&f);
     return 0;
 }
