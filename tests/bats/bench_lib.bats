@@ -122,7 +122,9 @@ FAKE
     [[ "$output" == *"building samples_prog"* ]]
     [[ "$output" != *"building solver_prog"* ]]
     [[ "$output" != *"building trainer_prog"* ]]
+    [[ "$output" != *"building churn_prog"* ]]
     run bash tests/bench/loose_bench.sh --dry-run "$tmp/lib.so" "$tmp/out"
     [ "$status" -eq 0 ]
-    [ "$(grep -c 'building ' <<<"$output")" -eq 5 ]
+    [ "$(grep -c 'building ' <<<"$output")" -eq 6 ]
+    [[ "$output" == *"churn_prog.cu -rdc=true -lcudadevrt"* ]]
 }
