@@ -22,17 +22,16 @@ usage: gpu_busy.py [--marker NAME] [--skip FRACTION] TRACE [TRACE ...]
 Prints one line per trace; exit status 1 when a trace has fewer than 3 markers.
 """
 import argparse
-import gzip
-import json
+import os
 import sys
 
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts"))
+from trace_check import GPU_CATS, read_json  # noqa: E402  (the trace's reader and kinds)
 
 
 def load_events(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        data = json.load(f)
+    data = read_json(path)[1]
     return data["traceEvents"] if isinstance(data, dict) else data
 
 
