@@ -1,8 +1,9 @@
 // mode_loop.cuh -- the harness of the GPU programs made of named loop modes
 // (samples_prog.cu, numlib_prog.cu, churn_prog.cu): the iteration count and warm-up, the
 // per-iteration host times, the FNV-1a hash of everything the host read back, a checked
-// event time, and main() itself, which picks a mode by name from the program's table.  Static definitions: one translation
-// unit per program includes it (after prog_common.cuh).
+// event time, and main() itself, which picks a mode by name from the program's table.
+// Static definitions: one translation unit per program includes it (after
+// prog_common.cuh).
 //
 // A program defines `modes[]` (name, function, default iterations) and calls
 // mode_main(argc, argv, "prog_name", modes, count).  The options are

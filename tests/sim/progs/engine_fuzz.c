@@ -645,6 +645,16 @@ static void churn_event(fuzz *f)
     f->churns++;
 }
 
+/* Created stream s, with its flags, through cuStreamCreateWithPriority or cuStreamCreate
+ * (noevents programs never call the latter). */
+static void create_stream(fuzz *f, int s, int with_priority)
+{
+    if (with_priority)
+        CK(cuStreamCreateWithPriority(&f->st[s], f->st_flags[s], 0));
+    else
+        CK(cuStreamCreate(&f->st[s], f->st_flags[s]));
+}
+
 /* One of the created streams destroyed and made anew with its flags, once the host has
  * waited for its work (sync_stream): every order it had is then the host's, so the new
  * stream starts with nothing to wait for. */
@@ -653,10 +663,7 @@ static void churn_stream(fuzz *f)
     int s = pick(&f->run, f->ncreated);
     sync_stream(f, s);
     CK(cuStreamDestroy(f->st[s]));
-    if (f->noevents)
-        CK(cuStreamCreateWithPriority(&f->st[s], f->st_flags[s], 0));
-    else
-        CK(cuStreamCreate(&f->st[s], f->st_flags[s]));
+    create_stream(f, s, f->noevents);
     f->stream_churns++;
 }
 
@@ -751,7 +758,7 @@ static void end_sync(fuzz *f)
     f->syncs++;
     if (chance(r, f->p_churn))
         churn_event(f);
-    if (f->p_stream_churn && chance(r, f->p_stream_churn)) {
+    if (chance(r, f->p_stream_churn)) {          /* 0: never, and no draw */
         churn_stream(f);
         host_learned(f);
     }
@@ -818,10 +825,7 @@ static void setup(fuzz *f)
     for (int s = 0; s < f->ncreated; s++) {
         f->st_flags[s] = s == 0 ? CU_STREAM_DEFAULT
                          : s == 1 || chance(r, 2) ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
-        if (f->noevents || chance(r, 3))
-            CK(cuStreamCreateWithPriority(&f->st[s], f->st_flags[s], 0));
-        else
-            CK(cuStreamCreate(&f->st[s], f->st_flags[s]));
+        create_stream(f, s, f->noevents || chance(r, 3));
     }
     for (int e = 0; e < NEVENTS && !f->noevents; e++)
         CK(cuEventCreate(&f->ev[e], CU_EVENT_DISABLE_TIMING));
