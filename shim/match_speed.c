@@ -190,6 +190,11 @@ static enum ag_speed_action idle_pause(struct ag_speed *g, uint64_t now)
 static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now,
                                       const struct ag_speed_counts *c)
 {
+    /* a step this late follows a quiet spell (a sleep, I/O, a long wait for the GPU):
+     * the windows counted before it say nothing of the work that comes after it, so
+     * the idle watch begins again rather than pause that work */
+    if (now - g->next_ns > AG_SPEED_IDLE_NS)
+        g->idle_from = *c;
     g->next_ns = now + AG_SPEED_POLL_NS;
     if (idle(g, c))
         return idle_pause(g, now);

@@ -1,7 +1,7 @@
 /* test_speed.c -- the speed guard's decision (shim/match_speed.c, ag_speed_step),
  * driven with made-up times and counts: when a trial starts, how blocks alternate,
  * which verdict a trial reaches and when the next trial comes; when a program with
- * nothing to graph has recording paused, and for how long.
+ * nothing to graph has recording paused, for how long, and what a quiet spell does.
  */
 #include "check.h"
 #include "match_speed.h"
@@ -215,6 +215,29 @@ static void test_idle_programs_pause_recording(void)
     CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.next_ns == now + AG_SPEED_IDLE_NS);
 }
 
+/* A step that comes long after it was due follows a quiet spell: the windows counted
+ * before it are not held against the work after it, which the watch counts anew. */
+static void test_quiet_spell_begins_the_watch_again(void)
+{
+    struct ag_speed g;
+    struct ag_speed_counts c = { .work = 10 };
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);
+    c.windows = AG_SPEED_IDLE_WINDOWS - 1;    /* one short, then the program sleeps */
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);
+    c.windows++;
+    now += AG_SPEED_POLL_NS + AG_SPEED_IDLE_NS + 1;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY && g.phase == AG_SPEED_WAIT);
+    c.windows += AG_SPEED_IDLE_WINDOWS - 1;   /* after it, idle windows count from 0 */
+    now += AG_SPEED_POLL_NS;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);
+    c.windows++;
+    now += AG_SPEED_POLL_NS + AG_SPEED_IDLE_NS;   /* late, but not by more than that */
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.idle_pauses == 1);
+}
+
 /* Replays keep the watch quiet; a trial then comes as without it. */
 static void test_replays_are_not_idle(void)
 {
@@ -384,6 +407,7 @@ static void test_a_job_shares_its_trials(void)
 int main(void)
 {
     test_idle_programs_pause_recording();
+    test_quiet_spell_begins_the_watch_again();
     test_replays_are_not_idle();
     test_waits_for_replays();
     test_trouble_brings_the_trial_early();
