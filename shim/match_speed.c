@@ -187,14 +187,26 @@ static enum ag_speed_action idle_pause(struct ag_speed *g, uint64_t now)
     return AG_SPEED_PAUSE;
 }
 
+/* Whether the program was quiet since the last step (a sleep, I/O, a long wait for
+ * the GPU): this step comes more than AG_SPEED_IDLE_NS after it was due, and fewer
+ * windows ended since the last step than an idle pause would be worth (the watch's
+ * AG_SPEED_IDLE_WINDOWS per AG_SPEED_IDLE_NS).  The windows counted before such a
+ * spell say nothing of the work after it, so the watch begins again rather than pause
+ * that work; a program busy with windows between rare synchronizations is not quiet. */
+static int quiet_spell(const struct ag_speed *g, uint64_t now, const struct ag_speed_counts *c)
+{
+    uint64_t windows = c->windows >= g->step_windows ? c->windows - g->step_windows : 0;
+    return now - g->next_ns > AG_SPEED_IDLE_NS &&
+           windows * AG_SPEED_IDLE_NS < AG_SPEED_IDLE_WINDOWS * (now - g->step_ns);
+}
+
 static enum ag_speed_action wait_step(struct ag_speed *g, uint64_t now,
                                       const struct ag_speed_counts *c)
 {
-    /* a step this late follows a quiet spell (a sleep, I/O, a long wait for the GPU):
-     * the windows counted before it say nothing of the work that comes after it, so
-     * the idle watch begins again rather than pause that work */
-    if (now - g->next_ns > AG_SPEED_IDLE_NS)
+    if (quiet_spell(g, now, c))
         g->idle_from = *c;
+    g->step_ns = now;
+    g->step_windows = c->windows;
     g->next_ns = now + AG_SPEED_POLL_NS;
     if (idle(g, c))
         return idle_pause(g, now);
@@ -220,6 +232,8 @@ static enum ag_speed_action idle_over(struct ag_speed *g, uint64_t now,
     g->phase = AG_SPEED_WAIT;
     g->next_ns = now + AG_SPEED_POLL_NS;
     g->idle_from = *c;
+    g->step_ns = now;
+    g->step_windows = c->windows;
     return AG_SPEED_RESUME;
 }
 

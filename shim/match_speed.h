@@ -17,7 +17,9 @@
  * stopped (windows too short, never alike, unrecordable) pause recording, whose cost
  * is then all the shim adds, for AG_SPEED_IDLE_NS; recording then resumes to look
  * again, and the pause doubles each time it finds nothing, up to AG_SPEED_IDLE_LEVELS
- * doublings.
+ * doublings.  After a quiet spell (a sleep, I/O: few windows, and a synchronization
+ * long after the watch's poll was due) the watch begins again: what came before the
+ * spell is not held against what comes after it.
  *
  * The decision itself (struct ag_speed, ag_speed_step) is a pure function of the
  * times and counts it is given, so that the unit tests can drive it; match_speed.c
@@ -95,6 +97,7 @@ struct ag_speed {
     unsigned long trials, paused_verdicts;
     struct ag_speed_counts idle_from;   /* the counts when the idle watch began */
     int idle_level;             /* idle pauses in a row: their length doubles */
+    uint64_t step_ns, step_windows;     /* the watch's last step: when, windows ended */
     unsigned long idle_pauses;
 };
 

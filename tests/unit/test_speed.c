@@ -238,6 +238,26 @@ static void test_quiet_spell_begins_the_watch_again(void)
     CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.idle_pauses == 1);
 }
 
+/* A program busy with windows between rare synchronizations is not quiet: its late
+ * steps still find it idle. */
+static void test_rare_syncs_are_not_a_quiet_spell(void)
+{
+    struct ag_speed g;
+    struct ag_speed_counts c = { .work = 10 };
+    uint64_t gap = 4 * AG_SPEED_IDLE_NS;
+    now = 5 * MS;
+    ag_speed_init(&g, 1000 * MS);
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY);
+    c.windows += 4 * AG_SPEED_IDLE_WINDOWS;   /* the rate an idle pause is worth */
+    now += gap;
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_PAUSE && g.idle_pauses == 1);
+    now += AG_SPEED_IDLE_NS;                  /* resumed, then busy and late again */
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_RESUME);
+    c.windows += 4 * AG_SPEED_IDLE_WINDOWS - 1;
+    now += gap;                               /* one window short of that rate: quiet */
+    CHECK(ag_speed_step(&g, now, &c) == AG_SPEED_STAY && g.idle_pauses == 1);
+}
+
 /* Replays keep the watch quiet; a trial then comes as without it. */
 static void test_replays_are_not_idle(void)
 {
@@ -408,6 +428,7 @@ int main(void)
 {
     test_idle_programs_pause_recording();
     test_quiet_spell_begins_the_watch_again();
+    test_rare_syncs_are_not_a_quiet_spell();
     test_replays_are_not_idle();
     test_waits_for_replays();
     test_trouble_brings_the_trial_early();
